@@ -1,0 +1,323 @@
+//! The engine's face to a UI: immutable snapshots published on a watch channel.
+//!
+//! A snapshot is cheap to publish and to hold: per-transaction rows live in persistent vectors
+//! (`imbl`), so publishing shares all unchanged rows with the previous snapshot, and a reader
+//! indexes any row of any queue in O(log n) — a frame never walks every transaction.
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use imbl::Vector;
+use serde::Serialize;
+use solana_pubkey::Pubkey;
+use solana_signature::Signature;
+
+use super::lifecycle::{Queue, TxState};
+
+/// Whether the engine is sending, and why not when it isn't.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state", content = "detail")]
+pub enum RunState {
+    /// Fetching the leader schedule and connecting before the first send.
+    Starting,
+    Running,
+    /// Paused by the user: no sends, confirmation tracking continues.
+    Paused,
+    /// Every transaction is final.
+    Done,
+    /// Stopped by the user before every transaction was final.
+    Stopped,
+    /// The engine hit an error it cannot continue from.
+    Failed(String),
+}
+
+impl RunState {
+    pub fn label(&self) -> &'static str {
+        match self {
+            RunState::Starting => "STARTING",
+            RunState::Running => "RUNNING",
+            RunState::Paused => "PAUSED",
+            RunState::Done => "DONE",
+            RunState::Stopped => "STOPPED",
+            RunState::Failed(_) => "FAILED",
+        }
+    }
+
+    /// The engine will not change any transaction any more.
+    pub fn is_over(&self) -> bool {
+        matches!(
+            self,
+            RunState::Done | RunState::Stopped | RunState::Failed(_)
+        )
+    }
+}
+
+/// The pace the user asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "mode", content = "tx_per_s")]
+pub enum RateTarget {
+    /// A fixed number of transactions per second.
+    Fixed(f64),
+    /// Closed loop: the engine searches for the highest rate the leaders accept and land.
+    Max,
+}
+
+/// Connection to one leader's TPU, as the transport sees it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum ConnState {
+    /// No connection yet and none being made.
+    Idle,
+    Connecting,
+    Connected,
+    /// The leader throttled or refused us; no sends to it until the backoff ends.
+    BackingOff {
+        /// Time left in the backoff when the snapshot was taken.
+        remaining_ms: u64,
+        reason: String,
+    },
+    /// The last attempt failed; the next send will retry.
+    Failed { reason: String },
+    /// The leader has no TPU QUIC address in `getClusterNodes`.
+    NoAddress,
+}
+
+impl ConnState {
+    pub fn label(&self) -> String {
+        match self {
+            ConnState::Idle => "idle".into(),
+            ConnState::Connecting => "connecting".into(),
+            ConnState::Connected => "connected".into(),
+            ConnState::BackingOff {
+                remaining_ms,
+                reason,
+            } => format!("throttled, backing off {remaining_ms} ms ({reason})"),
+            ConnState::Failed { reason } => format!("failed: {reason}"),
+            ConnState::NoAddress => "no TPU address".into(),
+        }
+    }
+}
+
+/// A leader in the schedule window the engine sends to.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LeaderView {
+    #[serde(serialize_with = "ser_display")]
+    pub identity: Pubkey,
+    pub tpu_quic: Option<SocketAddr>,
+    /// First and last slot of this leader's window within the tracked range.
+    pub first_slot: u64,
+    pub last_slot: u64,
+    pub conn: ConnState,
+    pub sent: u64,
+    pub send_errors: u64,
+    pub throttled: u64,
+    pub landed: u64,
+}
+
+/// One send of one transaction.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SendRecord {
+    /// Time since the run started.
+    #[serde(rename = "at_ms", serialize_with = "ser_ms")]
+    pub at: Duration,
+    #[serde(serialize_with = "ser_display")]
+    pub leader: Pubkey,
+    pub addr: Option<SocketAddr>,
+    /// `None` when the stream was accepted, else why it failed.
+    pub error: Option<String>,
+}
+
+/// A state change of one transaction, kept for its detail view.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StatusRecord {
+    #[serde(rename = "at_ms", serialize_with = "ser_ms")]
+    pub at: Duration,
+    pub state: TxState,
+    pub note: Option<String>,
+}
+
+/// Everything the engine knows about one transaction.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TxView {
+    /// Position in the input, from 0.
+    pub id: u32,
+    #[serde(serialize_with = "ser_display")]
+    pub signature: Signature,
+    /// `FILE:LINE` (or `FILE[index]` for JSON arrays) of the input.
+    pub origin: Arc<str>,
+    pub state: TxState,
+    /// Number of sends that went out (accepted or not).
+    pub sends: u32,
+    #[serde(serialize_with = "ser_opt_ms")]
+    pub first_sent: Option<Duration>,
+    #[serde(serialize_with = "ser_opt_ms")]
+    pub last_sent: Option<Duration>,
+    pub landed_slot: Option<u64>,
+    /// From first send to the snapshot that saw it at the requested commitment.
+    #[serde(serialize_with = "ser_opt_ms")]
+    pub time_to_land: Option<Duration>,
+    /// Last block height at which its blockhash is valid; `None` for durable-nonce transactions
+    /// and before the engine has learned it.
+    pub last_valid_block_height: Option<u64>,
+    #[serde(serialize_with = "ser_opt_display")]
+    pub last_leader: Option<Pubkey>,
+    pub last_error: Option<Arc<str>>,
+    /// Every send, oldest first.
+    pub send_log: Arc<Vec<SendRecord>>,
+    /// Every state change, oldest first.
+    pub history: Arc<Vec<StatusRecord>>,
+}
+
+impl TxView {
+    /// Blocks left before its blockhash expires, given the chain's block height.
+    pub fn blocks_left(&self, block_height: u64) -> Option<u64> {
+        self.last_valid_block_height
+            .map(|last| last.saturating_sub(block_height))
+    }
+}
+
+/// Counters by queue, kept by the engine as transitions happen (never recounted).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub total: u64,
+    pub pending: u64,
+    pub resent: u64,
+    pub confirmed: u64,
+    pub failed: u64,
+    pub expired: u64,
+    /// Network sends (first sends and resends, all targets).
+    pub sends: u64,
+    pub send_errors: u64,
+}
+
+impl Counts {
+    pub fn of(&self, queue: Queue) -> u64 {
+        match queue {
+            Queue::Pending => self.pending,
+            Queue::Resent => self.resent,
+            Queue::Confirmed => self.confirmed,
+            Queue::Failed => self.failed,
+            Queue::Expired => self.expired,
+        }
+    }
+
+    pub fn finished(&self) -> u64 {
+        self.confirmed + self.failed + self.expired
+    }
+}
+
+/// One second of the rate chart.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RatePoint {
+    /// Seconds since the run started.
+    pub second: u64,
+    /// Transactions sent (first sends and resends) in that second.
+    pub sent: u32,
+    /// Transactions first seen confirmed in that second.
+    pub confirmed: u32,
+}
+
+/// Send pace: what was asked for and what happened.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RateView {
+    pub target: RateTarget,
+    /// The rate the pacer is holding now (equals the target when fixed; the search's current
+    /// value under `--rate max`).
+    pub pacing: f64,
+    /// Sends per second over the last few seconds.
+    pub achieved: f64,
+    /// Confirmations per second over the last few seconds.
+    pub landing: f64,
+    /// The last 60 seconds, oldest first.
+    pub history: Arc<Vec<RatePoint>>,
+}
+
+/// Time from first send to confirmation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LatencyView {
+    #[serde(serialize_with = "ser_opt_ms")]
+    pub p50: Option<Duration>,
+    #[serde(serialize_with = "ser_opt_ms")]
+    pub p90: Option<Duration>,
+    #[serde(serialize_with = "ser_opt_ms")]
+    pub p99: Option<Duration>,
+    /// Counts per bucket; bucket `i` holds latencies in `[bounds[i-1], bounds[i])` ms.
+    pub histogram: Arc<Vec<u64>>,
+    /// Upper bounds of the buckets, in ms; the last bucket is open-ended.
+    pub bounds_ms: Arc<Vec<u64>>,
+}
+
+/// The cluster as the engine last saw it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClusterView {
+    /// RPC URL with user-info and query string redacted.
+    pub rpc_url: String,
+    pub commitment: &'static str,
+    pub slot: u64,
+    pub block_height: u64,
+    #[serde(serialize_with = "ser_display")]
+    pub identity: Pubkey,
+    /// Whether our QUIC identity has stake; `None` until known.
+    pub staked: Option<bool>,
+    /// A problem talking to the cluster that the engine is retrying, for the header.
+    pub health: Option<String>,
+}
+
+/// An immutable picture of the whole engine.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Snapshot {
+    /// Increments with every publish.
+    pub seq: u64,
+    pub run: RunState,
+    #[serde(serialize_with = "ser_ms")]
+    pub elapsed: Duration,
+    pub cluster: ClusterView,
+    pub rate: RateView,
+    pub counts: Counts,
+    /// The current leader first, then the upcoming ones the engine fans out to.
+    pub leaders: Arc<Vec<LeaderView>>,
+    /// Every transaction, indexed by `TxView::id`.
+    #[serde(skip)]
+    pub txs: Vector<TxView>,
+    /// Members of each queue as transaction ids, in the order they entered it; indexed by
+    /// `Queue as usize`.
+    #[serde(skip)]
+    pub queues: [Vector<u32>; 5],
+    pub latency: LatencyView,
+}
+
+impl Snapshot {
+    /// The `row`-th member of `queue`, in O(log n).
+    pub fn queue_row(&self, queue: Queue, row: usize) -> Option<&TxView> {
+        let id = *self.queues[queue as usize].get(row)?;
+        self.txs.get(id as usize)
+    }
+
+    pub fn queue_len(&self, queue: Queue) -> usize {
+        self.queues[queue as usize].len()
+    }
+}
+
+fn ser_display<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+fn ser_opt_display<T: std::fmt::Display, S: serde::Serializer>(
+    v: &Option<T>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.collect_str(v),
+        None => s.serialize_none(),
+    }
+}
+
+fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_millis() as u64)
+}
+
+fn ser_opt_ms<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_u64(d.as_millis() as u64),
+        None => s.serialize_none(),
+    }
+}

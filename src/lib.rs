@@ -1,0 +1,6 @@
+//! txpace: a paced Solana TPU (QUIC) sender whose engine publishes snapshots of every
+//! transaction's fate for a terminal dashboard or a headless report.
+
+pub mod cli;
+pub mod config;
+pub mod engine;
