@@ -2,5 +2,9 @@
 //! transaction's fate for a terminal dashboard or a headless report.
 
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod engine;
+pub mod source;
+pub mod ui;
+pub mod validator;

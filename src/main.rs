@@ -1,12 +1,16 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use txpace::cli::{Cli, Command};
+use txpace::{
+    cli::{Cli, Command},
+    commands,
+};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result: anyhow::Result<u8> = match cli.command {
-        Command::Inspect(_) | Command::Gen(_) => Ok(0),
+    let result = match cli.command {
+        Command::Inspect(args) => commands::inspect::run(&cli.global, args),
+        Command::Gen(args) => commands::gen::run(&cli.global, args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,0 +1,1 @@
+//! Reading users' signed transactions (being written).

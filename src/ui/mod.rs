@@ -1,0 +1,1 @@
+//! The terminal dashboard (being written).

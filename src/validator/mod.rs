@@ -1,0 +1,1 @@
+//! The local solana-test-validator harness (being written).
