@@ -10,7 +10,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inspect(args) => commands::inspect::run(&cli.global, args),
-        Command::Gen(args) => commands::gen::run(&cli.global, args),
+        Command::Gen(args) => commands::r#gen::run(&cli.global, args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,4 +1,4 @@
 //! One module per subcommand; each exposes `run`, returning the process exit code.
 
-pub mod gen;
+pub mod r#gen;
 pub mod inspect;
