@@ -9,7 +9,9 @@ use solana_commitment_config::CommitmentLevel;
 
 /// Commitment as a user types it; `processed` is allowed for watching but a transaction is only
 /// called Confirmed once it reaches the level asked for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, serde::Serialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Commitment {
     Processed,
@@ -147,8 +149,8 @@ pub fn normalize_url(input: &str) -> Result<String> {
         "l" | "localhost" => "http://localhost:8899",
         other => other,
     };
-    let parsed = url::Url::parse(url)
-        .with_context(|| format!("invalid RPC URL {:?}", redact_url(url)))?;
+    let parsed =
+        url::Url::parse(url).with_context(|| format!("invalid RPC URL {:?}", redact_url(url)))?;
     if !matches!(parsed.scheme(), "http" | "https") {
         bail!(
             "RPC URL {} must start with http:// or https://",
@@ -161,8 +163,8 @@ pub fn normalize_url(input: &str) -> Result<String> {
 /// The websocket URL the CLI derives from an RPC URL: http→ws, https→wss, and when an explicit
 /// port is given, port + 1 (the pubsub port convention of validators).
 pub fn derive_ws_url(rpc_url: &str) -> Result<String> {
-    let mut url =
-        url::Url::parse(rpc_url).with_context(|| format!("invalid RPC URL {}", redact_url(rpc_url)))?;
+    let mut url = url::Url::parse(rpc_url)
+        .with_context(|| format!("invalid RPC URL {}", redact_url(rpc_url)))?;
     let scheme = if url.scheme() == "https" { "wss" } else { "ws" };
     url.set_scheme(scheme)
         .map_err(|_| anyhow::anyhow!("cannot derive websocket URL from {}", redact_url(rpc_url)))?;
@@ -224,7 +226,10 @@ mod tests {
             "https://api.mainnet-beta.solana.com"
         );
         assert_eq!(normalize_url("d").unwrap(), "https://api.devnet.solana.com");
-        assert_eq!(normalize_url("t").unwrap(), "https://api.testnet.solana.com");
+        assert_eq!(
+            normalize_url("t").unwrap(),
+            "https://api.testnet.solana.com"
+        );
         assert_eq!(
             normalize_url("ftp://x").unwrap_err().to_string(),
             "RPC URL ftp://x must start with http:// or https://"

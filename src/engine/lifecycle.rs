@@ -35,7 +35,10 @@ pub enum TxState {
 
 impl TxState {
     pub fn is_final(self) -> bool {
-        matches!(self, TxState::Confirmed | TxState::Failed | TxState::Expired)
+        matches!(
+            self,
+            TxState::Confirmed | TxState::Failed | TxState::Expired
+        )
     }
 
     /// The dashboard queue this state belongs to.
@@ -118,6 +121,8 @@ pub struct Transition {
 pub enum LifecycleError {
     #[error("transaction is already {0:?}; {1:?} ignored")]
     AlreadyFinal(TxState, TxEvent),
+    #[error("no transaction with id {0}")]
+    UnknownTransaction(u32),
 }
 
 /// Applies `event` to a transaction in `state` that has been sent `sends` times before it.

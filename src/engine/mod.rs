@@ -1,6 +1,119 @@
 //! The send engine: pacer, QUIC sender, leader tracker, confirmer and expiry watch. It knows
 //! nothing of terminals; a UI reads [`snapshot::Snapshot`]s and sends [`command::Command`]s.
+//!
+//! ```text
+//!  LoadedTx ─► store ─► pacer ─► targets (leaders) ─► transport (QUIC) ─┐
+//!               ▲                                                       │ outcomes
+//!               └── statuses / validity / schedule (chain, RPC) ◄───────┘
+//!  commands (mpsc) ─► run loop ─► snapshots (watch)
+//! ```
 
 pub mod command;
+pub mod expiry;
+pub mod leaders;
 pub mod lifecycle;
+pub mod maxrate;
+pub mod meter;
+pub mod net;
+pub mod pacer;
+pub mod quic;
+pub mod rpc;
+mod run;
+pub mod sim;
+pub mod slots;
 pub mod snapshot;
+pub mod store;
+mod sync;
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use solana_pubkey::Pubkey;
+use tokio::{
+    sync::{mpsc, watch},
+    task::JoinHandle,
+};
+
+use crate::{config::Commitment, source::LoadedTx};
+use command::Command;
+use net::{Chain, Transport};
+use snapshot::{RateTarget, Snapshot};
+
+/// How a run behaves; every field has a CLI flag on `txpace send`.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    pub rate: RateTarget,
+    /// Bound on every network send.
+    pub send_timeout: Duration,
+    /// Upcoming distinct leaders that get each send besides the current one.
+    pub fanout: usize,
+    /// How long after a send an unconfirmed transaction is sent again.
+    pub resend_interval: Duration,
+    pub commitment: Commitment,
+    /// Send only here instead of following the leader schedule.
+    pub pinned_tpu: Option<SocketAddr>,
+    /// When durable-nonce transactions that have not landed are given up.
+    pub deadline: Option<Duration>,
+    /// Our QUIC identity, for the header's staked/unstaked.
+    pub identity: Pubkey,
+    /// RPC URL already redacted, for the header.
+    pub rpc_url_display: String,
+    /// Status, height and validity polls: about once a slot.
+    pub poll_interval: Duration,
+    /// Snapshot publishes: about ten a second.
+    pub publish_interval: Duration,
+    /// Start paused (the dashboard's user may want to look first).
+    pub start_paused: bool,
+}
+
+impl EngineConfig {
+    pub fn new(identity: Pubkey, rpc_url_display: String) -> Self {
+        Self {
+            rate: RateTarget::Fixed(100.0),
+            send_timeout: Duration::from_secs(5),
+            fanout: 1,
+            resend_interval: Duration::from_millis(4_000),
+            commitment: Commitment::Confirmed,
+            pinned_tpu: None,
+            deadline: None,
+            identity,
+            rpc_url_display,
+            poll_interval: Duration::from_millis(400),
+            publish_interval: Duration::from_millis(100),
+            start_paused: false,
+        }
+    }
+}
+
+/// What a finished engine hands back.
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    pub snapshot: Arc<Snapshot>,
+    /// Highest commitment each transaction was seen at, by id.
+    pub commitments: Vec<Option<Commitment>>,
+}
+
+/// A running engine: send it commands, watch its snapshots, await its outcome.
+pub struct EngineHandle {
+    pub commands: mpsc::UnboundedSender<Command>,
+    pub snapshots: watch::Receiver<Arc<Snapshot>>,
+    pub task: JoinHandle<RunOutcome>,
+}
+
+/// Starts the engine on the current tokio runtime. `slot_feed` carries slots pushed by a
+/// websocket subscription; without it (or when it goes quiet) the engine polls `getSlot`.
+pub fn spawn(
+    cfg: EngineConfig,
+    txs: Vec<LoadedTx>,
+    chain: Arc<dyn Chain>,
+    transport: Arc<dyn Transport>,
+    slot_feed: Option<mpsc::UnboundedReceiver<u64>>,
+) -> EngineHandle {
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let (engine, snapshots) = run::Engine::new(cfg, txs, chain, transport);
+    let task = tokio::spawn(engine.run(cmd_rx, slot_feed));
+    EngineHandle {
+        commands: cmd_tx,
+        snapshots,
+        task,
+    }
+}

@@ -76,7 +76,9 @@ pub enum ConnState {
         reason: String,
     },
     /// The last attempt failed; the next send will retry.
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
     /// The leader has no TPU QUIC address in `getClusterNodes`.
     NoAddress,
 }

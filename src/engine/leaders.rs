@@ -1,0 +1,337 @@
+//! Who leads now and next, where their TPUs are, and how each has treated our sends.
+//!
+//! Backoff lives here, per address, rather than in the transport: the engine decides where to
+//! send, so the engine must know which leaders to spare — and the simulator exercises the same
+//! logic as the real QUIC path.
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    net::SocketAddr,
+    time::Duration,
+};
+
+use solana_pubkey::Pubkey;
+use tokio::time::Instant;
+
+use super::{
+    net::{LinkState, SendError},
+    snapshot::{ConnState, LeaderView},
+};
+
+/// Slots per leader rotation on Solana clusters.
+pub const SLOTS_PER_LEADER: u64 = 4;
+/// How many slots of schedule to fetch at a time.
+const SCHEDULE_FETCH: u64 = 400;
+/// Refetch when fewer than this many slots of schedule remain ahead.
+const SCHEDULE_MARGIN: u64 = 100;
+/// Schedule kept behind the current slot, to attribute landings to leaders.
+const SCHEDULE_KEEP_BEHIND: u64 = 2_000;
+const BACKOFF_BASE: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+/// A destination for one send.
+pub type Target = (Pubkey, Option<SocketAddr>);
+
+#[derive(Default, Clone, Copy)]
+struct Stats {
+    sent: u64,
+    send_errors: u64,
+    throttled: u64,
+    landed: u64,
+}
+
+struct Backoff {
+    until: Instant,
+    level: u32,
+    reason: String,
+}
+
+pub struct LeaderBook {
+    slot: u64,
+    schedule: BTreeMap<u64, Pubkey>,
+    addrs: HashMap<Pubkey, SocketAddr>,
+    stats: HashMap<Pubkey, Stats>,
+    backoff: HashMap<SocketAddr, Backoff>,
+    /// `--tpu`: every send goes here, whoever leads.
+    pinned: Option<SocketAddr>,
+    fanout: usize,
+}
+
+impl LeaderBook {
+    pub fn new(fanout: usize, pinned: Option<SocketAddr>) -> Self {
+        Self {
+            slot: 0,
+            schedule: BTreeMap::new(),
+            addrs: HashMap::new(),
+            stats: HashMap::new(),
+            backoff: HashMap::new(),
+            pinned,
+            fanout,
+        }
+    }
+
+    pub fn slot(&self) -> u64 {
+        self.slot
+    }
+
+    /// Moves the current slot forward (slot feeds may repeat or arrive out of order).
+    pub fn set_slot(&mut self, slot: u64) {
+        if slot > self.slot {
+            self.slot = slot;
+            let keep_from = slot.saturating_sub(SCHEDULE_KEEP_BEHIND);
+            self.schedule = self.schedule.split_off(&keep_from);
+        }
+    }
+
+    /// The schedule window to fetch next, if the known one runs out soon.
+    pub fn schedule_request(&self) -> Option<(u64, u64)> {
+        if self.slot == 0 {
+            return None;
+        }
+        let known_until = self
+            .schedule
+            .range(self.slot..)
+            .next_back()
+            .map_or(self.slot, |(s, _)| *s);
+        (known_until < self.slot + SCHEDULE_MARGIN).then_some((self.slot, SCHEDULE_FETCH))
+    }
+
+    pub fn add_schedule(&mut self, start: u64, leaders: &[Pubkey]) {
+        for (i, leader) in leaders.iter().enumerate() {
+            self.schedule.insert(start + i as u64, *leader);
+        }
+    }
+
+    pub fn set_addresses(&mut self, addrs: HashMap<Pubkey, SocketAddr>) {
+        self.addrs = addrs;
+    }
+
+    pub fn leader_at(&self, slot: u64) -> Option<Pubkey> {
+        self.schedule.get(&slot).copied()
+    }
+
+    /// The current leader and the next distinct ones, with their slot ranges, up to `count`.
+    pub fn upcoming(&self, count: usize) -> Vec<(Pubkey, u64, u64)> {
+        let mut out: Vec<(Pubkey, u64, u64)> = Vec::new();
+        for (&slot, &leader) in self.schedule.range(self.slot..) {
+            if let Some(last) = out.last_mut() {
+                if last.0 == leader && last.2 + 1 == slot {
+                    last.2 = slot;
+                    continue;
+                }
+            }
+            if out.iter().any(|(l, _, _)| *l == leader) {
+                continue;
+            }
+            if out.len() == count {
+                break;
+            }
+            out.push((leader, slot, slot));
+        }
+        out
+    }
+
+    /// Where the next send goes: the current leader and the next `fanout` distinct leaders,
+    /// skipping those without a TPU address or backing off. Empty means "hold the send".
+    pub fn targets(&self, now: Instant) -> Vec<Target> {
+        if let Some(addr) = self.pinned {
+            if self.backing_off(addr, now) {
+                return Vec::new();
+            }
+            return vec![(self.identity_of(addr), Some(addr))];
+        }
+        self.upcoming(self.fanout + 1)
+            .into_iter()
+            .filter_map(|(leader, _, _)| {
+                let addr = *self.addrs.get(&leader)?;
+                (!self.backing_off(addr, now)).then_some((leader, Some(addr)))
+            })
+            .collect()
+    }
+
+    /// Addresses worth connecting to ahead of their turn.
+    pub fn prepare_list(&self) -> Vec<SocketAddr> {
+        if let Some(addr) = self.pinned {
+            return vec![addr];
+        }
+        self.upcoming(self.fanout + 2)
+            .iter()
+            .filter_map(|(l, _, _)| self.addrs.get(l).copied())
+            .collect()
+    }
+
+    fn identity_of(&self, addr: SocketAddr) -> Pubkey {
+        self.addrs
+            .iter()
+            .find(|(_, a)| **a == addr)
+            .map(|(k, _)| *k)
+            .or_else(|| self.leader_at(self.slot))
+            .unwrap_or_default()
+    }
+
+    fn backing_off(&self, addr: SocketAddr, now: Instant) -> bool {
+        self.backoff.get(&addr).is_some_and(|b| b.until > now)
+    }
+
+    /// Whether every target is sparing us right now (so the pacer should hold).
+    pub fn all_backing_off(&self, now: Instant) -> bool {
+        self.targets(now).is_empty()
+    }
+
+    /// The earliest moment a backed-off address may be tried again.
+    pub fn next_backoff_end(&self, now: Instant) -> Option<Instant> {
+        self.backoff
+            .values()
+            .map(|b| b.until)
+            .filter(|u| *u > now)
+            .min()
+    }
+
+    pub fn on_sent(&mut self, leader: Pubkey) {
+        self.stats.entry(leader).or_default().sent += 1;
+    }
+
+    /// Feeds a send outcome into the leader's figures and backoff. Returns true when this
+    /// outcome counts as throttling.
+    pub fn on_result(
+        &mut self,
+        leader: Pubkey,
+        addr: SocketAddr,
+        result: &Result<(), SendError>,
+        now: Instant,
+    ) -> bool {
+        let stats = self.stats.entry(leader).or_default();
+        match result {
+            Ok(()) => {
+                self.backoff.remove(&addr);
+                false
+            }
+            Err(err) => {
+                stats.send_errors += 1;
+                let throttle = matches!(err, SendError::Throttled(_) | SendError::Timeout(_));
+                if throttle {
+                    stats.throttled += 1;
+                }
+                let level = self.backoff.get(&addr).map_or(0, |b| b.level + 1);
+                let delay = BACKOFF_BASE
+                    .saturating_mul(1u32 << level.min(16))
+                    .min(BACKOFF_MAX);
+                self.backoff.insert(
+                    addr,
+                    Backoff {
+                        until: now + delay,
+                        level,
+                        reason: err.to_string(),
+                    },
+                );
+                throttle
+            }
+        }
+    }
+
+    pub fn on_landed(&mut self, slot: u64) {
+        if let Some(leader) = self.leader_at(slot) {
+            self.stats.entry(leader).or_default().landed += 1;
+        }
+    }
+
+    /// The leaders panel: current first, then upcoming, with per-leader figures.
+    pub fn views(&self, now: Instant, link: impl Fn(SocketAddr) -> LinkState) -> Vec<LeaderView> {
+        let rows: Vec<(Pubkey, u64, u64)> = match self.pinned {
+            Some(addr) => vec![(self.identity_of(addr), self.slot, self.slot)],
+            None => self.upcoming(self.fanout + 4),
+        };
+        rows.into_iter()
+            .map(|(identity, first_slot, last_slot)| {
+                let tpu_quic = match self.pinned {
+                    Some(a) => Some(a),
+                    None => self.addrs.get(&identity).copied(),
+                };
+                let stats = self.stats.get(&identity).copied().unwrap_or_default();
+                let conn = match tpu_quic {
+                    None => ConnState::NoAddress,
+                    Some(addr) => match self.backoff.get(&addr) {
+                        Some(b) if b.until > now => ConnState::BackingOff {
+                            remaining_ms: (b.until - now).as_millis() as u64,
+                            reason: b.reason.clone(),
+                        },
+                        _ => match link(addr) {
+                            LinkState::Idle => ConnState::Idle,
+                            LinkState::Connecting => ConnState::Connecting,
+                            LinkState::Connected => ConnState::Connected,
+                            LinkState::Failed(reason) => ConnState::Failed { reason },
+                        },
+                    },
+                };
+                LeaderView {
+                    identity,
+                    tpu_quic,
+                    first_slot,
+                    last_slot,
+                    conn,
+                    sent: stats.sent,
+                    send_errors: stats.send_errors,
+                    throttled: stats.throttled,
+                    landed: stats.landed,
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn book_with(leaders: &[Pubkey]) -> LeaderBook {
+        let mut b = LeaderBook::new(1, None);
+        b.set_slot(100);
+        let sched: Vec<Pubkey> = leaders
+            .iter()
+            .flat_map(|l| std::iter::repeat_n(*l, 4))
+            .collect();
+        b.add_schedule(100, &sched);
+        b.set_addresses(
+            leaders
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (*l, SocketAddr::from(([127, 0, 0, 1], 9000 + i as u16))))
+                .collect(),
+        );
+        b
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn fanout_follows_the_schedule_and_skips_backed_off_leaders() {
+        let (a, b, c) = (
+            Pubkey::new_unique(),
+            Pubkey::new_unique(),
+            Pubkey::new_unique(),
+        );
+        let mut book = book_with(&[a, b, c, a]);
+        let now = Instant::now();
+        let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
+        assert_eq!(t, vec![a, b]);
+        book.set_slot(104);
+        let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
+        assert_eq!(t, vec![b, c]);
+
+        let addr_b = SocketAddr::from(([127, 0, 0, 1], 9001));
+        assert!(book.on_result(b, addr_b, &Err(SendError::Throttled("stop".into())), now));
+        let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
+        assert_eq!(t, vec![c]);
+        let views = book.views(now, |_| LinkState::Connected);
+        assert_eq!(
+            views[0].conn.label(),
+            "throttled, backing off 100 ms (throttled: stop)"
+        );
+        // A second throttle doubles the backoff; success clears it.
+        assert!(book.on_result(b, addr_b, &Err(SendError::Throttled("stop".into())), now));
+        assert_eq!(
+            book.next_backoff_end(now),
+            Some(now + Duration::from_millis(200))
+        );
+        book.on_result(b, addr_b, &Ok(()), now);
+        assert_eq!(book.targets(now).len(), 2);
+    }
+}

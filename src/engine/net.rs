@@ -1,0 +1,114 @@
+//! The two narrow doors between the engine and the network. Everything the engine needs from a
+//! cluster goes through [`Chain`] (RPC reads) and [`Transport`] (sending wire bytes to a TPU), so
+//! the same engine logic runs against a real validator and against the simulator in tests.
+
+use std::{collections::HashMap, net::SocketAddr, sync::Arc, time::Duration};
+
+use futures::future::BoxFuture;
+use solana_hash::Hash;
+use solana_pubkey::Pubkey;
+use solana_signature::Signature;
+
+use crate::config::Commitment;
+
+/// A failure talking to the RPC node; the engine retries and shows it, never gives up on it.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+#[error("{call}: {reason}")]
+pub struct ChainError {
+    pub call: &'static str,
+    pub reason: String,
+}
+
+impl ChainError {
+    pub fn new(call: &'static str, reason: impl std::fmt::Display) -> Self {
+        Self {
+            call,
+            reason: reason.to_string(),
+        }
+    }
+}
+
+/// What `getSignatureStatuses` says of one signature.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainStatus {
+    pub slot: u64,
+    /// The highest commitment the transaction has reached.
+    pub commitment: Commitment,
+    /// The transaction landed but its execution failed.
+    pub err: Option<String>,
+}
+
+/// RPC reads the engine makes.
+pub trait Chain: Send + Sync + 'static {
+    fn slot(&self) -> BoxFuture<'static, Result<u64, ChainError>>;
+    fn block_height(&self) -> BoxFuture<'static, Result<u64, ChainError>>;
+    /// Leaders of `limit` consecutive slots from `start`.
+    fn slot_leaders(
+        &self,
+        start: u64,
+        limit: u64,
+    ) -> BoxFuture<'static, Result<Vec<Pubkey>, ChainError>>;
+    /// TPU QUIC address of every node that advertises one.
+    fn tpu_quic_addresses(
+        &self,
+    ) -> BoxFuture<'static, Result<HashMap<Pubkey, SocketAddr>, ChainError>>;
+    /// Statuses of at most 256 signatures, in order.
+    fn signature_statuses(
+        &self,
+        signatures: Vec<Signature>,
+    ) -> BoxFuture<'static, Result<Vec<Option<ChainStatus>>, ChainError>>;
+    /// Whether a blockhash is still accepted by the cluster.
+    fn blockhash_valid(&self, hash: Hash) -> BoxFuture<'static, Result<bool, ChainError>>;
+    /// The newest blockhash and the last block height at which it is valid.
+    fn latest_blockhash(&self) -> BoxFuture<'static, Result<(Hash, u64), ChainError>>;
+    /// Whether `identity` has stake (for the header); `None` when unknown.
+    fn is_staked(&self, identity: Pubkey) -> BoxFuture<'static, Result<bool, ChainError>>;
+}
+
+/// Why a send did not reach the leader. The variants drive per-leader backoff: throttling and
+/// connection failures back the leader off; a timeout alone does too once it repeats.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum SendError {
+    #[error("send timed out after {0:?}")]
+    Timeout(Duration),
+    /// The server limited us: stream opens stalled, streams were stopped, or it closed the
+    /// connection for exceeding limits.
+    #[error("throttled: {0}")]
+    Throttled(String),
+    /// Connecting failed or the connection was lost.
+    #[error("connection: {0}")]
+    Connection(String),
+    /// Any other failure writing the stream.
+    #[error("stream: {0}")]
+    Stream(String),
+}
+
+impl SendError {
+    /// Short label for counters and tables.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SendError::Timeout(_) => "timeout",
+            SendError::Throttled(_) => "throttled",
+            SendError::Connection(_) => "connection",
+            SendError::Stream(_) => "stream",
+        }
+    }
+}
+
+/// Connection-level state the transport reports for the leaders panel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkState {
+    Idle,
+    Connecting,
+    Connected,
+    Failed(String),
+}
+
+/// Sends one wire transaction to one TPU address.
+pub trait Transport: Send + Sync + 'static {
+    /// Sends `wire` on its own stream. The caller bounds the whole call with the send timeout.
+    fn send(&self, addr: SocketAddr, wire: Arc<[u8]>) -> BoxFuture<'static, Result<(), SendError>>;
+    /// Starts connecting to upcoming leaders so their first send does not pay the handshake.
+    fn prepare(&self, addrs: &[SocketAddr]);
+    fn link_state(&self, addr: SocketAddr) -> LinkState;
+}

@@ -1,0 +1,504 @@
+//! The engine's single task: owns all state, so nothing is locked; everything that waits on the
+//! network runs in spawned tasks that report back as [`Update`]s.
+
+use std::{
+    cmp::Reverse,
+    collections::{BTreeSet, BinaryHeap, HashMap, VecDeque},
+    net::SocketAddr,
+    sync::Arc,
+    time::Duration,
+};
+
+use solana_hash::Hash;
+use tokio::{
+    sync::{mpsc, watch},
+    time::{Instant, MissedTickBehavior, interval, sleep_until},
+};
+
+use super::{
+    EngineConfig, RunOutcome,
+    command::Command,
+    expiry::ExpiryWatch,
+    leaders::LeaderBook,
+    maxrate::{self, MaxRate},
+    meter::Meter,
+    net::{Chain, ChainStatus, SendError, Transport},
+    pacer::Pacer,
+    snapshot::{ClusterView, RateTarget, RateView, RunState, Snapshot},
+    store::TxStore,
+};
+use crate::{config::Commitment, source::LoadedTx};
+
+/// What spawned network tasks report back to the loop.
+pub(super) enum Update {
+    SendDone {
+        id: u32,
+        log_index: usize,
+        leader: solana_pubkey::Pubkey,
+        addr: SocketAddr,
+        result: Result<(), SendError>,
+    },
+    Chain(super::sync::ChainUpdate),
+}
+
+pub(super) struct Engine {
+    pub(super) cfg: EngineConfig,
+    pub(super) chain: Arc<dyn Chain>,
+    pub(super) transport: Arc<dyn Transport>,
+    pub(super) store: TxStore,
+    pub(super) leaders: LeaderBook,
+    pub(super) expiry: ExpiryWatch,
+    pub(super) meter: Meter,
+    pacer: Pacer,
+    pub(super) maxrate: Option<MaxRate>,
+    pub(super) run: RunState,
+    /// Never-sent transactions, in input order.
+    fresh: VecDeque<u32>,
+    /// (due, id): the next resend of each sent, unfinished transaction.
+    resends: BinaryHeap<Reverse<(Instant, u32)>>,
+    /// Sent (or expiring) unfinished transactions the confirmer asks about.
+    pub(super) watch: BTreeSet<u32>,
+    pub(super) by_hash: HashMap<Hash, Vec<u32>>,
+    pub(super) commitments: Vec<Option<Commitment>>,
+    pub(super) sync: super::sync::SyncState,
+    pub(super) updates: mpsc::UnboundedSender<Update>,
+    updates_rx: Option<mpsc::UnboundedReceiver<Update>>,
+    snapshot_tx: watch::Sender<Arc<Snapshot>>,
+    seq: u64,
+    pub(super) start: Instant,
+}
+
+impl Engine {
+    pub(super) fn new(
+        cfg: EngineConfig,
+        txs: Vec<LoadedTx>,
+        chain: Arc<dyn Chain>,
+        transport: Arc<dyn Transport>,
+    ) -> (Self, watch::Receiver<Arc<Snapshot>>) {
+        let start = Instant::now();
+        let mut expiry = ExpiryWatch::default();
+        let mut by_hash: HashMap<Hash, Vec<u32>> = HashMap::new();
+        for (i, tx) in txs.iter().enumerate() {
+            if !tx.durable_nonce {
+                expiry.track(tx.recent_blockhash);
+                by_hash
+                    .entry(tx.recent_blockhash)
+                    .or_default()
+                    .push(i as u32);
+            }
+        }
+        let n = txs.len();
+        let store = TxStore::new(txs, start);
+        let (rate, maxrate) = match cfg.rate {
+            RateTarget::Fixed(r) => (r, None),
+            RateTarget::Max => (maxrate::START_RATE, Some(MaxRate::default())),
+        };
+        let (updates, updates_rx) = mpsc::unbounded_channel();
+        let leaders = LeaderBook::new(cfg.fanout, cfg.pinned_tpu);
+        let mut engine = Self {
+            pacer: Pacer::new(rate, start),
+            maxrate,
+            run: RunState::Starting,
+            fresh: (0..n as u32).collect(),
+            resends: BinaryHeap::new(),
+            watch: BTreeSet::new(),
+            by_hash,
+            commitments: vec![None; n],
+            sync: Default::default(),
+            updates,
+            updates_rx: Some(updates_rx),
+            snapshot_tx: watch::channel(Arc::new(empty_snapshot())).0,
+            seq: 0,
+            start,
+            store,
+            leaders,
+            expiry,
+            meter: Meter::default(),
+            cfg,
+            chain,
+            transport,
+        };
+        let first = engine.build_snapshot();
+        let (tx, rx) = watch::channel(Arc::new(first));
+        engine.snapshot_tx = tx;
+        (engine, rx)
+    }
+
+    pub(super) async fn run(
+        mut self,
+        mut commands: mpsc::UnboundedReceiver<Command>,
+        mut slot_feed: Option<mpsc::UnboundedReceiver<u64>>,
+    ) -> RunOutcome {
+        let Some(mut updates) = self.updates_rx.take() else {
+            return self.outcome();
+        };
+        let mut poll = interval(self.cfg.poll_interval);
+        poll.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mut publish = interval(self.cfg.publish_interval);
+        publish.set_missed_tick_behavior(MissedTickBehavior::Skip);
+        let mut control = interval(maxrate::PERIOD);
+        control.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mut paused = self.cfg.start_paused;
+        if self.store.is_empty() {
+            self.run = RunState::Done;
+        }
+        while !self.run.is_over() {
+            let send_at = if paused {
+                None
+            } else {
+                self.next_send_at(Instant::now())
+            };
+            tokio::select! {
+                biased;
+                cmd = commands.recv() => match cmd {
+                    Some(cmd) => self.on_command(cmd, &mut paused),
+                    None => self.run = RunState::Stopped,
+                },
+                Some(update) = updates.recv() => self.on_update(update),
+                slot = recv_opt(&mut slot_feed) => match slot {
+                    Some(slot) => self.on_slot(slot),
+                    None => slot_feed = None,
+                },
+                _ = poll.tick() => self.poll(),
+                _ = control.tick() => self.control(),
+                _ = publish.tick() => self.publish(),
+                () = sleep_until(send_at.unwrap_or_else(far_future)), if send_at.is_some() => {
+                    self.send_next();
+                }
+            }
+            if !self.run.is_over() {
+                self.run = if self.store.all_final() {
+                    RunState::Done
+                } else if paused {
+                    RunState::Paused
+                } else if self.store.counts().sends > 0 {
+                    RunState::Running
+                } else {
+                    RunState::Starting
+                };
+            }
+        }
+        self.publish();
+        self.outcome()
+    }
+
+    fn outcome(&self) -> RunOutcome {
+        RunOutcome {
+            snapshot: self.snapshot_tx.borrow().clone(),
+            commitments: self.commitments.clone(),
+        }
+    }
+
+    fn on_command(&mut self, cmd: Command, paused: &mut bool) {
+        let now = Instant::now();
+        match cmd {
+            Command::Pause => *paused = true,
+            Command::Resume => *paused = false,
+            Command::TogglePause => *paused = !*paused,
+            Command::SetRate(RateTarget::Fixed(r)) => {
+                let r = if r.is_finite() { r.max(1.0) } else { 1.0 };
+                self.cfg.rate = RateTarget::Fixed(r);
+                self.maxrate = None;
+                self.pacer.set_rate(r, now);
+                log::info!("target rate set to {r} tx/s");
+            }
+            Command::SetRate(RateTarget::Max) => {
+                self.cfg.rate = RateTarget::Max;
+                let m = MaxRate::default();
+                self.pacer.set_rate(m.rate(), now);
+                self.maxrate = Some(m);
+                log::info!("target rate set to max (closed loop)");
+            }
+            Command::Stop => {
+                log::info!("stopping on request");
+                self.run = RunState::Stopped;
+            }
+        }
+        if !*paused {
+            self.pacer.restart(now);
+        }
+        self.publish();
+    }
+
+    /// When the next send is due, or `None` when there is nothing to send or nowhere to send.
+    fn next_send_at(&mut self, now: Instant) -> Option<Instant> {
+        let work_at = if !self.fresh.is_empty() {
+            Some(now)
+        } else {
+            self.next_resend_due()
+        }?;
+        if self.leaders.all_backing_off(now) {
+            // Nowhere to send: wake when a backoff ends (or on the next update).
+            let until = self.leaders.next_backoff_end(now)?;
+            return Some(until.max(work_at).max(self.pacer.next_at()));
+        }
+        Some(work_at.max(self.pacer.next_at()))
+    }
+
+    /// Drops stale heap entries and returns the earliest due resend.
+    fn next_resend_due(&mut self) -> Option<Instant> {
+        while let Some(Reverse((due, id))) = self.resends.peek().copied() {
+            let live = self.store.record(id).is_some_and(|r| !r.state.is_final());
+            if live {
+                return Some(due);
+            }
+            self.resends.pop();
+        }
+        None
+    }
+
+    fn pick(&mut self, now: Instant) -> Option<u32> {
+        // Resends first: they are older and closer to expiry.
+        while let Some(Reverse((due, id))) = self.resends.peek().copied() {
+            if due > now {
+                break;
+            }
+            self.resends.pop();
+            let Some(rec) = self.store.record(id) else {
+                continue;
+            };
+            if rec.state.is_final() {
+                continue;
+            }
+            let hash_dead =
+                !rec.durable_nonce && self.expiry.invalid_since(&rec.blockhash).is_some();
+            if rec.seen_slot.is_some() || hash_dead {
+                // Landed below the commitment, or about to be declared expired: wait.
+                self.resends
+                    .push(Reverse((now + self.cfg.resend_interval, id)));
+                continue;
+            }
+            return Some(id);
+        }
+        // A never-sent transaction may have finished already (expired, or landed through
+        // someone else): skip it.
+        while let Some(id) = self.fresh.pop_front() {
+            if self.store.record(id).is_some_and(|r| !r.state.is_final()) {
+                return Some(id);
+            }
+        }
+        None
+    }
+
+    fn send_next(&mut self) {
+        let now = Instant::now();
+        let targets = self.leaders.targets(now);
+        if targets.is_empty() {
+            return;
+        }
+        let Some(id) = self.pick(now) else {
+            return;
+        };
+        let Ok(first_log) = self.store.record_send(id, now, &targets) else {
+            return;
+        };
+        self.pacer.consume(now);
+        self.meter.on_send(now - self.start);
+        self.watch.insert(id);
+        self.resends
+            .push(Reverse((now + self.cfg.resend_interval, id)));
+        let Some(wire) = self.store.record(id).map(|r| r.wire.clone()) else {
+            return;
+        };
+        for (i, (leader, addr)) in targets.into_iter().enumerate() {
+            let Some(addr) = addr else { continue };
+            self.leaders.on_sent(leader);
+            let send = self.transport.send(addr, wire.clone());
+            let timeout = self.cfg.send_timeout;
+            let updates = self.updates.clone();
+            tokio::spawn(async move {
+                let result = match tokio::time::timeout(timeout, send).await {
+                    Ok(r) => r,
+                    Err(_) => Err(SendError::Timeout(timeout)),
+                };
+                let _ = updates.send(Update::SendDone {
+                    id,
+                    log_index: first_log + i,
+                    leader,
+                    addr,
+                    result,
+                });
+            });
+        }
+    }
+
+    fn on_update(&mut self, update: Update) {
+        match update {
+            Update::SendDone {
+                id,
+                log_index,
+                leader,
+                addr,
+                result,
+            } => {
+                let now = Instant::now();
+                if let Err(err) = &result {
+                    self.store
+                        .record_send_error(id, log_index, &err.to_string());
+                    log::debug!("send to {leader} at {addr} failed: {err}");
+                }
+                let throttled = self.leaders.on_result(leader, addr, &result, now);
+                if throttled {
+                    if let Some(m) = self.maxrate.as_mut() {
+                        m.on_throttle();
+                    }
+                }
+            }
+            Update::Chain(update) => self.on_chain(update),
+        }
+    }
+
+    /// Applies a status to one transaction.
+    pub(super) fn on_status(&mut self, id: u32, status: Option<ChainStatus>, asked: Instant) {
+        let Some(rec) = self.store.record(id) else {
+            return;
+        };
+        if rec.state.is_final() {
+            self.watch.remove(&id);
+            return;
+        }
+        let now = Instant::now();
+        match status {
+            Some(st) if st.commitment >= self.cfg.commitment => {
+                let event = match &st.err {
+                    Some(err) => super::lifecycle::TxEvent::LandedWithError(err.clone()),
+                    None => super::lifecycle::TxEvent::Landed,
+                };
+                let note = Some(format!("{} at slot {}", st.commitment.as_str(), st.slot));
+                let latency = self.store.record_landed(id, st.slot, now);
+                if self.store.apply(id, event, now, note).is_ok() {
+                    self.finish(id);
+                    self.commitments[id as usize] = Some(st.commitment);
+                    self.leaders.on_landed(st.slot);
+                    if st.err.is_none() {
+                        self.meter.on_confirmed(now - self.start, latency);
+                    }
+                }
+            }
+            Some(st) => self.store.record_seen(id, st.slot),
+            None => {
+                let expired_since = if rec.durable_nonce {
+                    self.sync.deadline_passed
+                } else {
+                    self.expiry.invalid_since(&rec.blockhash)
+                };
+                if expired_since.is_some_and(|t| t <= asked) {
+                    let note = Some(if rec.durable_nonce {
+                        "deadline passed before it landed".to_string()
+                    } else {
+                        "blockhash no longer valid".to_string()
+                    });
+                    if self
+                        .store
+                        .apply(id, super::lifecycle::TxEvent::Expired, now, note)
+                        .is_ok()
+                    {
+                        self.finish(id);
+                    }
+                } else if rec.seen_slot.is_some() {
+                    // Seen earlier on a fork that did not survive: send it again.
+                    self.store.record_seen_cleared(id);
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self, id: u32) {
+        self.watch.remove(&id);
+        if let Some(rec) = self.store.record(id) {
+            if !rec.durable_nonce {
+                let hash = rec.blockhash;
+                self.expiry.release(hash);
+            }
+        }
+    }
+
+    fn control(&mut self) {
+        let elapsed = Instant::now() - self.start;
+        let (achieved, _) = self.meter.rates(elapsed);
+        let unconfirmed = self.watch.len() as u64;
+        if let Some(m) = self.maxrate.as_mut() {
+            let rate = m.evaluate(unconfirmed, achieved);
+            self.pacer.set_rate(rate, Instant::now());
+        }
+    }
+
+    pub(super) fn publish(&mut self) {
+        let snap = self.build_snapshot();
+        self.snapshot_tx.send_replace(Arc::new(snap));
+    }
+
+    fn build_snapshot(&mut self) -> Snapshot {
+        self.seq += 1;
+        let now = Instant::now();
+        let elapsed = now - self.start;
+        let (achieved, landing) = self.meter.rates(elapsed);
+        let transport = self.transport.clone();
+        Snapshot {
+            seq: self.seq,
+            run: self.run.clone(),
+            elapsed,
+            cluster: ClusterView {
+                rpc_url: self.cfg.rpc_url_display.clone(),
+                commitment: self.cfg.commitment.as_str(),
+                slot: self.leaders.slot(),
+                block_height: self.sync.block_height,
+                identity: self.cfg.identity,
+                staked: self.sync.staked,
+                health: self.sync.health.clone(),
+            },
+            rate: RateView {
+                target: self.cfg.rate,
+                pacing: self.pacer.rate(),
+                achieved,
+                landing,
+                history: Arc::new(self.meter.history(elapsed)),
+            },
+            counts: self.store.counts(),
+            leaders: Arc::new(self.leaders.views(now, |a| transport.link_state(a))),
+            txs: self.store.views().clone(),
+            queues: self.store.queues().clone(),
+            latency: self.meter.latency(),
+        }
+    }
+}
+
+fn empty_snapshot() -> Snapshot {
+    Snapshot {
+        seq: 0,
+        run: RunState::Starting,
+        elapsed: Duration::ZERO,
+        cluster: ClusterView {
+            rpc_url: String::new(),
+            commitment: "confirmed",
+            slot: 0,
+            block_height: 0,
+            identity: solana_pubkey::Pubkey::default(),
+            staked: None,
+            health: None,
+        },
+        rate: RateView {
+            target: RateTarget::Fixed(0.0),
+            pacing: 0.0,
+            achieved: 0.0,
+            landing: 0.0,
+            history: Arc::default(),
+        },
+        counts: Default::default(),
+        leaders: Arc::default(),
+        txs: Default::default(),
+        queues: Default::default(),
+        latency: Default::default(),
+    }
+}
+
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(86_400)
+}
+
+async fn recv_opt(feed: &mut Option<mpsc::UnboundedReceiver<u64>>) -> Option<u64> {
+    match feed {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}

@@ -1,0 +1,329 @@
+//! A simulated cluster and transport for engine tests under tokio's paused clock: slots advance
+//! every 400 ms of virtual time, leaders rotate every 4 slots, and each transaction's fate
+//! (dropped sends, an execution error, never landing) and each leader's behaviour (throttling)
+//! is scripted. Deterministic, and a minute of chain time runs in milliseconds.
+
+use std::{
+    collections::{HashMap, HashSet},
+    net::SocketAddr,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use futures::{FutureExt, future::BoxFuture};
+use solana_hash::Hash;
+use solana_pubkey::Pubkey;
+use solana_signature::Signature;
+use tokio::time::Instant;
+
+use super::net::{Chain, ChainError, ChainStatus, LinkState, SendError, Transport};
+use crate::{config::Commitment, source::LoadedTx};
+
+pub const SLOT: Duration = Duration::from_millis(400);
+/// Network latency of a simulated send.
+const SEND_LATENCY: Duration = Duration::from_millis(2);
+
+/// Scripted fate of one transaction.
+#[derive(Clone, Debug, Default)]
+pub struct Fate {
+    /// This many sends are lost before one lands.
+    pub drop_sends: u32,
+    /// Lands with this execution error.
+    pub fails_with: Option<String>,
+    /// Never lands, however often sent.
+    pub never_lands: bool,
+}
+
+/// One send the simulated transport received, for assertions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SimSend {
+    pub at: Duration,
+    pub addr: SocketAddr,
+    pub signature: Signature,
+    pub accepted: bool,
+}
+
+#[derive(Default)]
+struct State {
+    fates: HashMap<Signature, Fate>,
+    sends_seen: HashMap<Signature, u32>,
+    landed: HashMap<Signature, (u64, Option<String>)>,
+    /// Blockhash → last valid block height; hashes not listed never expire.
+    blockhashes: HashMap<Hash, u64>,
+    tx_hash: HashMap<Signature, Hash>,
+    throttling: HashSet<SocketAddr>,
+    rpc_down: bool,
+    log: Vec<SimSend>,
+}
+
+/// The simulated cluster; clone freely, all clones share state.
+#[derive(Clone)]
+pub struct SimCluster {
+    start: Instant,
+    start_slot: u64,
+    leaders: Arc<Vec<Pubkey>>,
+    state: Arc<Mutex<State>>,
+}
+
+impl SimCluster {
+    /// A cluster whose leaders take turns in `leaders` order, 4 slots each.
+    pub fn new(leaders: Vec<Pubkey>) -> Self {
+        Self {
+            start: Instant::now(),
+            start_slot: 1_000,
+            leaders: Arc::new(leaders),
+            state: Arc::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        match self.state.lock() {
+            Ok(s) => s,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    pub fn slot_now(&self) -> u64 {
+        self.start_slot + (Instant::now() - self.start).as_millis() as u64 / SLOT.as_millis() as u64
+    }
+
+    /// Block height tracks the slot one-to-one (no skipped slots).
+    pub fn height_now(&self) -> u64 {
+        self.slot_now()
+    }
+
+    pub fn leader_at(&self, slot: u64) -> Pubkey {
+        let n = self.leaders.len().max(1) as u64;
+        self.leaders
+            .get(((slot / 4) % n) as usize)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    pub fn addr_of(&self, leader: &Pubkey) -> Option<SocketAddr> {
+        let i = self.leaders.iter().position(|l| l == leader)?;
+        Some(SocketAddr::from(([127, 0, 0, 1], 10_000 + i as u16)))
+    }
+
+    fn leader_of_addr(&self, addr: SocketAddr) -> Option<Pubkey> {
+        self.leaders
+            .iter()
+            .copied()
+            .find(|l| self.addr_of(l) == Some(addr))
+    }
+
+    pub fn set_fate(&self, sig: Signature, fate: Fate) {
+        self.lock().fates.insert(sig, fate);
+    }
+
+    /// A blockhash valid up to and including `last_valid` block height.
+    pub fn add_blockhash(&self, hash: Hash, last_valid: u64) {
+        self.lock().blockhashes.insert(hash, last_valid);
+    }
+
+    pub fn set_throttling(&self, addr: SocketAddr, on: bool) {
+        let mut s = self.lock();
+        if on {
+            s.throttling.insert(addr);
+        } else {
+            s.throttling.remove(&addr);
+        }
+    }
+
+    pub fn set_rpc_down(&self, down: bool) {
+        self.lock().rpc_down = down;
+    }
+
+    pub fn sends(&self) -> Vec<SimSend> {
+        self.lock().log.clone()
+    }
+
+    /// `n` unique transactions on `hash`, each with a made-up (unverifiable) signature: the
+    /// simulator reads only the first signature from the wire bytes.
+    pub fn transactions(&self, n: usize, hash: Hash) -> Vec<LoadedTx> {
+        let base = self.lock().tx_hash.len() as u64;
+        let txs: Vec<LoadedTx> = (base..base + n as u64)
+            .map(|i| {
+                let mut sig = [0u8; 64];
+                sig[..8].copy_from_slice(&(i + 1).to_le_bytes());
+                sig[63] = 0xa5;
+                let signature = Signature::from(sig);
+                let mut wire = vec![1u8];
+                wire.extend_from_slice(&sig);
+                wire.extend_from_slice(&[0u8; 100]);
+                LoadedTx {
+                    origin: format!("sim:{}", i + 1).into(),
+                    signature,
+                    wire: wire.into(),
+                    recent_blockhash: hash,
+                    durable_nonce: false,
+                }
+            })
+            .collect();
+        let mut s = self.lock();
+        for tx in &txs {
+            s.tx_hash.insert(tx.signature, hash);
+        }
+        drop(s);
+        txs
+    }
+
+    fn rpc<T: Send + 'static>(
+        &self,
+        call: &'static str,
+        f: impl FnOnce(&SimCluster) -> T,
+    ) -> BoxFuture<'static, Result<T, ChainError>> {
+        let result = if self.lock().rpc_down {
+            Err(ChainError::new(call, "connection refused"))
+        } else {
+            Ok(f(self))
+        };
+        async move {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            result
+        }
+        .boxed()
+    }
+
+    fn status_of(&self, sig: &Signature, slot_now: u64) -> Option<ChainStatus> {
+        let s = self.lock();
+        let (slot, err) = s.landed.get(sig)?;
+        let commitment = if slot_now >= slot + 32 {
+            Commitment::Finalized
+        } else if slot_now > *slot {
+            Commitment::Confirmed
+        } else {
+            Commitment::Processed
+        };
+        Some(ChainStatus {
+            slot: *slot,
+            commitment,
+            err: err.clone(),
+        })
+    }
+
+    fn deliver(&self, addr: SocketAddr, wire: &[u8]) -> Result<(), SendError> {
+        let at = Instant::now() - self.start;
+        let slot = self.slot_now();
+        let height = self.height_now();
+        let mut s = self.lock();
+        let Some(sig) = wire.get(1..65).and_then(|b| Signature::try_from(b).ok()) else {
+            return Err(SendError::Stream("malformed".into()));
+        };
+        if s.throttling.contains(&addr) {
+            s.log.push(SimSend {
+                at,
+                addr,
+                signature: sig,
+                accepted: false,
+            });
+            return Err(SendError::Throttled(
+                "stream stopped by server (code 0)".into(),
+            ));
+        }
+        s.log.push(SimSend {
+            at,
+            addr,
+            signature: sig,
+            accepted: true,
+        });
+        let seen = {
+            let n = s.sends_seen.entry(sig).or_default();
+            *n += 1;
+            *n
+        };
+        let fate = s.fates.get(&sig).cloned().unwrap_or_default();
+        let expired = s
+            .tx_hash
+            .get(&sig)
+            .and_then(|h| s.blockhashes.get(h))
+            .is_some_and(|lv| height > *lv);
+        if fate.never_lands || seen <= fate.drop_sends || expired || s.landed.contains_key(&sig) {
+            return Ok(());
+        }
+        s.landed.insert(sig, (slot, fate.fails_with));
+        Ok(())
+    }
+}
+
+impl Chain for SimCluster {
+    fn slot(&self) -> BoxFuture<'static, Result<u64, ChainError>> {
+        self.rpc("getSlot", |c| c.slot_now())
+    }
+
+    fn block_height(&self) -> BoxFuture<'static, Result<u64, ChainError>> {
+        self.rpc("getBlockHeight", |c| c.height_now())
+    }
+
+    fn slot_leaders(
+        &self,
+        start: u64,
+        limit: u64,
+    ) -> BoxFuture<'static, Result<Vec<Pubkey>, ChainError>> {
+        self.rpc("getSlotLeaders", move |c| {
+            (start..start + limit).map(|s| c.leader_at(s)).collect()
+        })
+    }
+
+    fn tpu_quic_addresses(
+        &self,
+    ) -> BoxFuture<'static, Result<HashMap<Pubkey, SocketAddr>, ChainError>> {
+        self.rpc("getClusterNodes", |c| {
+            c.leaders
+                .iter()
+                .filter_map(|l| Some((*l, c.addr_of(l)?)))
+                .collect()
+        })
+    }
+
+    fn signature_statuses(
+        &self,
+        signatures: Vec<Signature>,
+    ) -> BoxFuture<'static, Result<Vec<Option<ChainStatus>>, ChainError>> {
+        self.rpc("getSignatureStatuses", move |c| {
+            let slot = c.slot_now();
+            signatures.iter().map(|s| c.status_of(s, slot)).collect()
+        })
+    }
+
+    fn blockhash_valid(&self, hash: Hash) -> BoxFuture<'static, Result<bool, ChainError>> {
+        self.rpc("isBlockhashValid", move |c| {
+            let lv = c.lock().blockhashes.get(&hash).copied();
+            lv.is_none_or(|lv| c.height_now() <= lv)
+        })
+    }
+
+    fn latest_blockhash(&self) -> BoxFuture<'static, Result<(Hash, u64), ChainError>> {
+        self.rpc("getLatestBlockhash", |c| {
+            (Hash::new_from_array([7; 32]), c.height_now() + 150)
+        })
+    }
+
+    fn is_staked(&self, _identity: Pubkey) -> BoxFuture<'static, Result<bool, ChainError>> {
+        self.rpc("getVoteAccounts", |_| false)
+    }
+}
+
+impl Transport for SimCluster {
+    fn send(&self, addr: SocketAddr, wire: Arc<[u8]>) -> BoxFuture<'static, Result<(), SendError>> {
+        let me = self.clone();
+        async move {
+            tokio::time::sleep(SEND_LATENCY).await;
+            if me.leader_of_addr(addr).is_none() {
+                return Err(SendError::Connection("no such node".into()));
+            }
+            me.deliver(addr, &wire)
+        }
+        .boxed()
+    }
+
+    fn prepare(&self, _addrs: &[SocketAddr]) {}
+
+    fn link_state(&self, addr: SocketAddr) -> LinkState {
+        if self.leader_of_addr(addr).is_some() {
+            LinkState::Connected
+        } else {
+            LinkState::Idle
+        }
+    }
+}

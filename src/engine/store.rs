@@ -1,0 +1,285 @@
+//! Every transaction's record, its published view, queue membership and the counters — kept in
+//! step by routing every state change through [`lifecycle::transition`].
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use imbl::Vector;
+use solana_hash::Hash;
+use solana_pubkey::Pubkey;
+use tokio::time::Instant;
+
+use super::{
+    lifecycle::{self, LifecycleError, Queue, Transition, TxEvent, TxState},
+    snapshot::{Counts, SendRecord, StatusRecord, TxView},
+};
+use crate::source::LoadedTx;
+
+/// The engine's private, hot part of a transaction.
+pub struct TxRecord {
+    pub wire: Arc<[u8]>,
+    pub blockhash: Hash,
+    pub durable_nonce: bool,
+    pub state: TxState,
+    /// Order of entry into its current queue; queues are sorted by it.
+    queue_seq: u64,
+    pub first_sent: Option<Instant>,
+    pub last_sent: Option<Instant>,
+    /// Seen on chain below the requested commitment: do not resend, wait.
+    pub seen_slot: Option<u64>,
+}
+
+/// All transactions of a run.
+pub struct TxStore {
+    records: Vec<TxRecord>,
+    views: Vector<TxView>,
+    queues: [Vector<u32>; 5],
+    next_seq: u64,
+    counts: Counts,
+    start: Instant,
+}
+
+impl TxStore {
+    pub fn new(txs: Vec<LoadedTx>, start: Instant) -> Self {
+        let mut records = Vec::with_capacity(txs.len());
+        let mut views = Vector::new();
+        let mut pending = Vector::new();
+        for (i, tx) in txs.into_iter().enumerate() {
+            let id = i as u32;
+            records.push(TxRecord {
+                wire: tx.wire,
+                blockhash: tx.recent_blockhash,
+                durable_nonce: tx.durable_nonce,
+                state: TxState::Queued,
+                queue_seq: i as u64,
+                first_sent: None,
+                last_sent: None,
+                seen_slot: None,
+            });
+            views.push_back(TxView {
+                id,
+                signature: tx.signature,
+                origin: tx.origin,
+                state: TxState::Queued,
+                sends: 0,
+                first_sent: None,
+                last_sent: None,
+                landed_slot: None,
+                time_to_land: None,
+                last_valid_block_height: None,
+                last_leader: None,
+                last_error: None,
+                send_log: Arc::new(Vec::new()),
+                history: Arc::new(Vec::new()),
+            });
+            pending.push_back(id);
+        }
+        let total = records.len() as u64;
+        Self {
+            next_seq: total,
+            records,
+            views,
+            queues: [
+                pending,
+                Vector::new(),
+                Vector::new(),
+                Vector::new(),
+                Vector::new(),
+            ],
+            counts: Counts {
+                total,
+                pending: total,
+                ..Counts::default()
+            },
+            start,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.records.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    pub fn record(&self, id: u32) -> Option<&TxRecord> {
+        self.records.get(id as usize)
+    }
+
+    pub fn view(&self, id: u32) -> Option<&TxView> {
+        self.views.get(id as usize)
+    }
+
+    pub fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    pub fn views(&self) -> &Vector<TxView> {
+        &self.views
+    }
+
+    pub fn queues(&self) -> &[Vector<u32>; 5] {
+        &self.queues
+    }
+
+    pub fn all_final(&self) -> bool {
+        self.counts.finished() == self.counts.total
+    }
+
+    fn since_start(&self, now: Instant) -> Duration {
+        now.saturating_duration_since(self.start)
+    }
+
+    /// Applies one lifecycle event; the only place a transaction's state changes.
+    pub fn apply(
+        &mut self,
+        id: u32,
+        event: TxEvent,
+        now: Instant,
+        note: Option<String>,
+    ) -> Result<Transition, LifecycleError> {
+        let Some(rec) = self.records.get_mut(id as usize) else {
+            return Err(LifecycleError::UnknownTransaction(id));
+        };
+        let t = lifecycle::transition(rec.state, &event)?;
+        rec.state = t.to;
+        let at = now.saturating_duration_since(self.start);
+        if t.from != t.to {
+            if let Some(view) = self.views.get_mut(id as usize) {
+                view.state = t.to;
+                Arc::make_mut(&mut view.history).push(StatusRecord {
+                    at,
+                    state: t.to,
+                    note: note.clone(),
+                });
+                if let TxEvent::LandedWithError(err) = &event {
+                    view.last_error = Some(err.as_str().into());
+                }
+            }
+        }
+        let (from_q, to_q) = (t.from.queue(), t.to.queue());
+        if from_q != to_q {
+            self.move_queue(id, from_q, to_q);
+        }
+        Ok(t)
+    }
+
+    fn move_queue(&mut self, id: u32, from: Queue, to: Queue) {
+        let records = &self.records;
+        let Some(seq) = records.get(id as usize).map(|r| r.queue_seq) else {
+            return;
+        };
+        let q = &mut self.queues[from as usize];
+        if let Ok(pos) = q.binary_search_by(|other| {
+            records
+                .get(*other as usize)
+                .map_or(0, |r| r.queue_seq)
+                .cmp(&seq)
+        }) {
+            q.remove(pos);
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        if let Some(rec) = self.records.get_mut(id as usize) {
+            rec.queue_seq = seq;
+        }
+        self.queues[to as usize].push_back(id);
+        *counter(&mut self.counts, from) -= 1;
+        *counter(&mut self.counts, to) += 1;
+    }
+
+    /// Records that a send of `id` went out to `targets`; returns the index of the first new
+    /// send-log entry so outcomes can be filled in later.
+    pub fn record_send(
+        &mut self,
+        id: u32,
+        now: Instant,
+        targets: &[(Pubkey, Option<SocketAddr>)],
+    ) -> Result<usize, LifecycleError> {
+        self.apply(id, TxEvent::Sent, now, None)?;
+        let at = self.since_start(now);
+        self.counts.sends += 1;
+        let rec = &mut self.records[id as usize];
+        rec.first_sent.get_or_insert(now);
+        rec.last_sent = Some(now);
+        let view = self
+            .views
+            .get_mut(id as usize)
+            .ok_or(LifecycleError::UnknownTransaction(id))?;
+        view.sends += 1;
+        view.first_sent.get_or_insert(at);
+        view.last_sent = Some(at);
+        view.last_leader = targets.first().map(|(leader, _)| *leader);
+        let log = Arc::make_mut(&mut view.send_log);
+        let first = log.len();
+        log.extend(targets.iter().map(|(leader, addr)| SendRecord {
+            at,
+            leader: *leader,
+            addr: *addr,
+            error: None,
+        }));
+        Ok(first)
+    }
+
+    /// Fills in a failed send's error.
+    pub fn record_send_error(&mut self, id: u32, log_index: usize, error: &str) {
+        self.counts.send_errors += 1;
+        if let Some(view) = self.views.get_mut(id as usize) {
+            if let Some(entry) = Arc::make_mut(&mut view.send_log).get_mut(log_index) {
+                entry.error = Some(error.to_string());
+            }
+            if !view.state.is_final() {
+                view.last_error = Some(error.into());
+            }
+        }
+    }
+
+    /// Notes that the chain has the transaction below the requested commitment.
+    pub fn record_seen(&mut self, id: u32, slot: u64) {
+        if let Some(rec) = self.records.get_mut(id as usize) {
+            rec.seen_slot = Some(slot);
+        }
+        if let Some(view) = self.views.get_mut(id as usize) {
+            view.landed_slot = Some(slot);
+        }
+    }
+
+    /// The chain no longer has it (its fork was abandoned): it needs sending again.
+    pub fn record_seen_cleared(&mut self, id: u32) {
+        if let Some(rec) = self.records.get_mut(id as usize) {
+            rec.seen_slot = None;
+        }
+        if let Some(view) = self.views.get_mut(id as usize) {
+            view.landed_slot = None;
+        }
+    }
+
+    /// Marks a landing (confirmed or failed) with its slot and latency.
+    pub fn record_landed(&mut self, id: u32, slot: u64, now: Instant) -> Option<Duration> {
+        let first = self.records.get(id as usize)?.first_sent;
+        let latency = first.map(|f| now.saturating_duration_since(f));
+        if let Some(view) = self.views.get_mut(id as usize) {
+            view.landed_slot = Some(slot);
+            view.time_to_land = latency;
+        }
+        latency
+    }
+
+    pub fn set_last_valid_block_height(&mut self, id: u32, height: u64) {
+        if let Some(view) = self.views.get_mut(id as usize) {
+            if view.last_valid_block_height != Some(height) {
+                view.last_valid_block_height = Some(height);
+            }
+        }
+    }
+}
+
+fn counter(counts: &mut Counts, queue: Queue) -> &mut u64 {
+    match queue {
+        Queue::Pending => &mut counts.pending,
+        Queue::Resent => &mut counts.resent,
+        Queue::Confirmed => &mut counts.confirmed,
+        Queue::Failed => &mut counts.failed,
+        Queue::Expired => &mut counts.expired,
+    }
+}
