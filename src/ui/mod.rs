@@ -1,1 +1,144 @@
-//! The terminal dashboard (being written).
+//! The live dashboard for `txpace send` and `txpace demo`.
+//!
+//! It only reads the engine's published [`Snapshot`]s and sends [`Command`]s back; it never
+//! holds engine state, so a slow terminal cannot slow the pacer. The state and drawing live in
+//! [`app::App`], which has no terminal and no clock; this module adds the terminal, the event
+//! loop and the logger.
+//!
+//! One module per panel, each with its layout in its doc comment: [`header`], [`banner`],
+//! [`leaders`], [`rate`], [`queues`], [`latency`], [`logs`], [`keybar`], and the overlays
+//! [`help`] and [`detail`].
+
+pub mod app;
+pub mod banner;
+mod columns;
+pub mod detail;
+#[doc(hidden)]
+pub mod fixtures;
+pub mod fmt;
+pub mod header;
+pub mod help;
+pub mod keybar;
+pub mod keymap;
+pub mod latency;
+pub mod leaders;
+mod logging;
+pub mod logs;
+pub mod queues;
+pub mod rate;
+pub mod small;
+mod terminal;
+pub mod theme;
+
+use std::{
+    path::PathBuf,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use crossterm::event::{self, Event};
+use tokio::sync::{mpsc, watch};
+
+pub use app::{App, Overlay};
+pub use logging::init_logging;
+
+use crate::engine::command::Command;
+use crate::engine::snapshot::Snapshot;
+
+/// About 10 frames per second: smooth enough for counters that change every second, cheap
+/// enough to leave the cores to the sender.
+const FRAME: Duration = Duration::from_millis(100);
+/// The longest the loop waits for input before looking at the snapshot and signals again; keys
+/// are answered as soon as they arrive, this only bounds how late a new snapshot is noticed.
+const POLL: Duration = Duration::from_millis(20);
+/// A new snapshot is drawn at once if the last frame is at least this old, so a pause or rate
+/// change shows within about 50 ms of the engine publishing it.
+const MIN_FRAME: Duration = Duration::from_millis(40);
+
+pub struct UiOptions {
+    /// Close the dashboard by itself once the run is over (done, stopped or failed).
+    pub exit_when_done: bool,
+    /// What this run is, for the header, e.g. "send 5000 txs from x.b64".
+    pub title: String,
+    /// From `NO_COLOR`: no colors at all; emphasis by bold and reversed text only.
+    pub no_color: bool,
+    /// Where the logs are copied; the caller passes the same path to [`init_logging`].
+    pub log_file: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UiExit {
+    /// The user quit (q, Ctrl-C) or the process was asked to terminate; `Command::Stop` was
+    /// sent. The run may have been over already: the caller reads the last snapshot for that.
+    Quit,
+    /// `exit_when_done` and the run is over.
+    Done,
+}
+
+/// Runs the dashboard on the current thread until the user quits (q / Ctrl-C / SIGTERM) or,
+/// with `exit_when_done`, the run is over. The terminal is restored on every way out,
+/// including a panic.
+///
+/// Must not run on a tokio worker thread (it blocks on terminal input); call it from the main
+/// thread with the engine on a runtime, or inside `spawn_blocking`.
+pub fn run(
+    mut snapshots: watch::Receiver<Arc<Snapshot>>,
+    commands: mpsc::UnboundedSender<Command>,
+    opts: UiOptions,
+) -> anyhow::Result<UiExit> {
+    let mut guard = terminal::TerminalGuard::enter()?;
+    let mut app = App::new(opts.title, opts.no_color);
+    let mut snap = snapshots.borrow_and_update().clone();
+    let mut last_draw: Option<Instant> = None;
+    let mut dirty = true;
+
+    loop {
+        if guard.terminated() {
+            // Only the engine can refuse; once it is gone there is nobody to tell.
+            let _ = commands.send(Command::Stop);
+            return Ok(UiExit::Quit);
+        }
+        // A closed channel means the engine is gone; keep showing its last word.
+        if snapshots.has_changed().unwrap_or(false) {
+            snap = snapshots.borrow_and_update().clone();
+            dirty = true;
+        }
+        let due = last_draw.is_none_or(|t| {
+            let age = t.elapsed();
+            age >= FRAME || (dirty && age >= MIN_FRAME)
+        });
+        if due {
+            guard.terminal.draw(|f| app.render(f, &snap))?;
+            last_draw = Some(Instant::now());
+            dirty = false;
+        }
+        if opts.exit_when_done && snap.run.is_over() {
+            return Ok(UiExit::Done);
+        }
+
+        if !event::poll(POLL)? {
+            continue;
+        }
+        match event::read()? {
+            Event::Key(key) => {
+                // Act on the newest picture, not the one drawn up to a frame ago.
+                if snapshots.has_changed().unwrap_or(false) {
+                    snap = snapshots.borrow_and_update().clone();
+                }
+                if let Some(cmd) = app.handle_key(key, &snap) {
+                    let _ = commands.send(cmd);
+                }
+                if app.should_quit() {
+                    return Ok(UiExit::Quit);
+                }
+                // Answer the key now rather than at the next frame.
+                guard.terminal.draw(|f| app.render(f, &snap))?;
+                last_draw = Some(Instant::now());
+                dirty = false;
+            }
+            // `draw` picks up the new size itself; just draw now.
+            Event::Resize(..) => last_draw = None,
+            _ => {}
+        }
+    }
+}

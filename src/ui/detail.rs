@@ -1,0 +1,171 @@
+//! The Enter overlay: everything known about one transaction, to answer "why didn't it land?".
+//!
+//! ```text
+//!   ┌ Transaction #12 ── sent 3 times ──────────────────────────────────────────┐
+//!   │ Signature   5VERv8NMvzbJMEkV8xnrLkEaWRtSz9CosKDYjCJjBRnbJLgp8uirBgm…      │
+//!   │ Origin      txs.b64:13                                                     │
+//!   │ State       resent   first sent +1.200 s   last sent +9.400 s              │
+//!   │ Landed      not yet                                                        │
+//!   │ Expiry      valid through block height 1,350 (150 blocks left)             │
+//!   │ Last error  stream stopped by peer                                         │
+//!   │                                                                            │
+//!   │ Sends (3)                                                                  │
+//!   │   +1.200 s  7Np41oeY…T4K2  127.0.0.1:8009  ok                              │
+//!   │   +5.300 s  GdnSyH3Y…PWrv  127.0.0.1:8010  stream stopped by peer          │
+//!   │ Status history (2)                                                         │
+//!   │   +1.200 s  sent                                                           │
+//!   └──────────────────────────────────────────── ↑↓ scroll · Esc close ────────┘
+//! ```
+//! The overlay follows the transaction by id, not by row, so it stays on the same transaction
+//! while it moves between queues under it.
+
+use ratatui::{
+    Frame,
+    layout::{Constraint, Rect},
+    text::{Line, Span},
+    widgets::{Block, Clear, Paragraph, Wrap},
+};
+
+use super::{fmt, theme::Theme};
+use crate::engine::snapshot::{Snapshot, TxView};
+
+/// Lines before the send log: fields, a blank line and the "Sends" heading.
+const FIXED_LINES: usize = 8;
+
+/// How many lines the overlay's text has, so scrolling can stop at its end.
+pub fn line_count(tx: &TxView) -> usize {
+    FIXED_LINES + tx.send_log.len().max(1) + 1 + tx.history.len().max(1)
+}
+
+pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, id: u32, scroll: u16, theme: Theme) {
+    let w = (area.width.saturating_sub(4)).min(120);
+    let content = snap.txs.get(id as usize).map(line_count).unwrap_or(1);
+    let h = (content.min(u16::MAX as usize - 2) as u16 + 2).min(area.height.saturating_sub(2));
+    let popup = area.centered(Constraint::Length(w), Constraint::Length(h));
+    frame.render_widget(Clear, popup);
+
+    let Some(tx) = snap.txs.get(id as usize) else {
+        let block = Block::bordered().border_style(theme.accent());
+        frame.render_widget(
+            Paragraph::new(format!("transaction #{id} is not in this snapshot")).block(block),
+            popup,
+        );
+        return;
+    };
+
+    let sends = match tx.sends {
+        1 => "sent once".to_string(),
+        n => format!("sent {n} times"),
+    };
+    let block = Block::bordered()
+        .border_style(theme.accent())
+        .title(Span::styled(
+            format!(" Transaction #{} ", tx.id),
+            theme.bold(),
+        ))
+        .title(Span::styled(format!(" {sends} "), theme.plain()))
+        .title_bottom(
+            Line::from(Span::styled(" ↑↓ scroll · Esc close ", theme.dim())).right_aligned(),
+        );
+
+    let lines = lines(tx, snap, theme);
+    let inner_h = block.inner(popup).height as usize;
+    let max_scroll = lines.len().saturating_sub(inner_h) as u16;
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false })
+            .scroll((scroll.min(max_scroll), 0)),
+        popup,
+    );
+}
+
+fn lines<'a>(tx: &'a TxView, snap: &Snapshot, theme: Theme) -> Vec<Line<'a>> {
+    let field = |name: &'static str, value: Vec<Span<'a>>| {
+        let mut spans = vec![Span::styled(format!("{name:<12}"), theme.dim())];
+        spans.extend(value);
+        Line::from(spans)
+    };
+    let opt_at = |d: Option<std::time::Duration>| d.map(fmt::at).unwrap_or_else(|| "-".into());
+    let mut out = Vec::with_capacity(line_count(tx));
+    out.push(field(
+        "Signature",
+        vec![Span::styled(tx.signature.to_string(), theme.bold())],
+    ));
+    out.push(field("Origin", vec![Span::raw(tx.origin.to_string())]));
+    out.push(field(
+        "State",
+        vec![
+            Span::styled(tx.state.label(), theme.tx_state(tx.state)),
+            Span::styled("   first sent ", theme.dim()),
+            Span::raw(opt_at(tx.first_sent)),
+            Span::styled("   last sent ", theme.dim()),
+            Span::raw(opt_at(tx.last_sent)),
+        ],
+    ));
+    let landed = match (tx.landed_slot, tx.time_to_land) {
+        (Some(slot), Some(t)) => format!("slot {} after {}", fmt::count(slot), fmt::span(t)),
+        (Some(slot), None) => format!("slot {}", fmt::count(slot)),
+        (None, _) => "not yet".into(),
+    };
+    out.push(field("Landed", vec![Span::raw(landed)]));
+    let expiry = match tx.last_valid_block_height {
+        Some(h) => {
+            let left = h.saturating_sub(snap.cluster.block_height);
+            format!(
+                "valid through block height {} ({} blocks left)",
+                fmt::count(h),
+                fmt::count(left)
+            )
+        }
+        None => "no blockhash expiry known (durable nonce, or not learned yet)".into(),
+    };
+    out.push(field("Expiry", vec![Span::raw(expiry)]));
+    out.push(field(
+        "Last error",
+        vec![match tx.last_error.as_deref() {
+            Some(e) => Span::styled(e, theme.bad()),
+            None => Span::styled("none", theme.dim()),
+        }],
+    ));
+    out.push(Line::default());
+
+    out.push(Line::from(Span::styled(
+        format!("Sends ({})", tx.send_log.len()),
+        theme.bold(),
+    )));
+    if tx.send_log.is_empty() {
+        out.push(Line::from(Span::styled("  never sent", theme.dim())));
+    }
+    for s in tx.send_log.iter() {
+        let addr = s.addr.map(|a| a.to_string()).unwrap_or_else(|| "-".into());
+        out.push(Line::from(vec![
+            Span::raw(format!("  {:>12}  ", fmt::at(s.at))),
+            Span::raw(s.leader.to_string()),
+            Span::raw(format!("  {addr:<21}  ")),
+            match &s.error {
+                Some(e) => Span::styled(e.clone(), theme.bad()),
+                None => Span::styled("ok", theme.ok()),
+            },
+        ]));
+    }
+
+    out.push(Line::from(Span::styled(
+        format!("Status history ({})", tx.history.len()),
+        theme.bold(),
+    )));
+    if tx.history.is_empty() {
+        out.push(Line::from(Span::styled("  no changes yet", theme.dim())));
+    }
+    for h in tx.history.iter() {
+        let mut spans = vec![
+            Span::raw(format!("  {:>12}  ", fmt::at(h.at))),
+            Span::styled(format!("{:<10}", h.state.label()), theme.tx_state(h.state)),
+        ];
+        if let Some(note) = &h.note {
+            spans.push(Span::raw(note.clone()));
+        }
+        out.push(Line::from(spans));
+    }
+    out
+}

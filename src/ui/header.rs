@@ -1,0 +1,79 @@
+//! The header: where we send, how far the chain is, and whether we are sending at all.
+//!
+//! ```text
+//! ┌ txpace · send 5000 txs from x.b64 ─────────────────────────────────────── RUNNING ┐
+//! │ cluster http://127.0.0.1:8899/  commitment confirmed  slot 1,234  height 1,200      │
+//! │ elapsed 00:01:02  identity 7Np41oeY…T4K2 (unstaked)  ⚠ getSlot timed out, retrying  │
+//! └─────────────────────────────────────────────────────────────────────────────────────┘
+//! ```
+//! The run state sits in the border so it stays visible at any width; cluster health is only
+//! shown when the engine reports a problem, since silence is the healthy case.
+
+use ratatui::{
+    Frame,
+    layout::Rect,
+    text::{Line, Span},
+    widgets::{Block, Paragraph},
+};
+
+use super::{fmt, theme::Theme};
+use crate::engine::snapshot::Snapshot;
+
+pub const HEIGHT: u16 = 4;
+
+pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, title: &str, theme: Theme) {
+    let c = &snap.cluster;
+    let state = Span::styled(
+        format!(" {} ", snap.run.label()),
+        theme.run_state(&snap.run),
+    );
+    let block = Block::bordered()
+        .border_style(theme.border())
+        .title_top(Line::from(vec![
+            Span::styled(" txpace ", theme.bold()),
+            Span::styled(format!("· {title} "), theme.plain()),
+        ]))
+        .title_top(Line::from(state).right_aligned());
+
+    // Below ~110 columns the full identity and the long labels don't fit next to the rest.
+    let compact = area.width < 112;
+    let label = |s: &'static str| Span::styled(s, theme.dim());
+    let line1 = Line::from(vec![
+        label("cluster "),
+        Span::styled(c.rpc_url.clone(), theme.accent()),
+        label(if compact { "  " } else { "  commitment " }),
+        Span::raw(c.commitment),
+        label("  slot "),
+        Span::styled(fmt::count(c.slot), theme.bold()),
+        label(if compact {
+            "  height "
+        } else {
+            "  block height "
+        }),
+        Span::styled(fmt::count(c.block_height), theme.bold()),
+    ]);
+    let staked = match c.staked {
+        Some(true) => Span::styled(" (staked)", theme.ok()),
+        Some(false) => Span::styled(" (unstaked)", theme.plain()),
+        None => Span::styled(" (stake unknown)", theme.dim()),
+    };
+    let mut l2 = vec![
+        label("elapsed "),
+        Span::styled(fmt::clock(snap.elapsed), theme.bold()),
+        label("  identity "),
+        Span::raw(if compact {
+            fmt::short_key(&c.identity)
+        } else {
+            c.identity.to_string()
+        }),
+        staked,
+    ];
+    if let Some(h) = &c.health {
+        l2.push(Span::styled("  ⚠ ", theme.warn()));
+        l2.push(Span::styled(h.clone(), theme.warn()));
+    }
+    frame.render_widget(
+        Paragraph::new(vec![line1, Line::from(l2)]).block(block),
+        area,
+    );
+}

@@ -1,0 +1,112 @@
+//! Getting the terminal into raw mode and, above all, back out of it: on return, on error
+//! (the guard's `Drop`), on panic (a hook that restores before the panic message is printed,
+//! so the message is readable) and on SIGTERM/SIGHUP (a flag the event loop treats as quit).
+
+use std::{
+    io::{self, Stdout},
+    sync::{
+        Arc, Once,
+        atomic::{AtomicBool, Ordering},
+    },
+};
+
+use crossterm::{
+    cursor, execute,
+    terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode},
+};
+use ratatui::{Terminal, backend::CrosstermBackend};
+use signal_hook::{
+    SigId,
+    consts::{SIGHUP, SIGTERM},
+    flag,
+};
+
+/// Whether the terminal is ours right now; the panic hook only restores when it is, so a panic
+/// after the dashboard closed prints normally.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+static HOOK: Once = Once::new();
+
+fn restore() {
+    let _ = disable_raw_mode();
+    let _ = execute!(io::stdout(), LeaveAlternateScreen, cursor::Show);
+}
+
+fn install_panic_hook() {
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if ACTIVE.swap(false, Ordering::SeqCst) {
+                restore();
+            }
+            previous(info);
+        }));
+    });
+}
+
+/// The dashboard's hold on the terminal; dropping it gives the terminal back.
+pub struct TerminalGuard {
+    pub terminal: Terminal<CrosstermBackend<Stdout>>,
+    signals: Signals,
+}
+
+impl TerminalGuard {
+    pub fn enter() -> anyhow::Result<Self> {
+        install_panic_hook();
+        let signals = Signals::register()?;
+        enable_raw_mode()?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        // From here on, an early return drops a guard that restores.
+        let mut guard = TerminalGuard {
+            terminal: Terminal::new(CrosstermBackend::new(io::stdout()))?,
+            signals,
+        };
+        execute!(io::stdout(), EnterAlternateScreen, cursor::Hide)?;
+        guard.terminal.clear()?;
+        Ok(guard)
+    }
+
+    /// SIGTERM or SIGHUP arrived since the dashboard opened.
+    pub fn terminated(&self) -> bool {
+        self.signals.fired.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        if ACTIVE.swap(false, Ordering::SeqCst) {
+            restore();
+        }
+    }
+}
+
+/// SIGTERM/SIGHUP handling while the dashboard is up. signal-hook cannot uninstall its handler,
+/// so each signal also gets a "conditional default": once the dashboard is gone, `closed` is
+/// set and a later signal terminates the process as if we had never handled it.
+struct Signals {
+    fired: Arc<AtomicBool>,
+    closed: Arc<AtomicBool>,
+    ids: Vec<SigId>,
+}
+
+impl Signals {
+    fn register() -> anyhow::Result<Self> {
+        let fired = Arc::new(AtomicBool::new(false));
+        let closed = Arc::new(AtomicBool::new(false));
+        let mut ids = Vec::new();
+        for sig in [SIGTERM, SIGHUP] {
+            // Order matters: the conditional default runs first and sees `closed` as it was.
+            flag::register_conditional_default(sig, Arc::clone(&closed))?;
+            ids.push(flag::register(sig, Arc::clone(&fired))?);
+        }
+        Ok(Signals { fired, closed, ids })
+    }
+}
+
+impl Drop for Signals {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+        self.closed.store(true, Ordering::SeqCst);
+    }
+}
