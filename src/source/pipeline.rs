@@ -1,0 +1,216 @@
+//! From raw items to checked entries: chunks verified on every core, results kept in input order,
+//! duplicates found in one sequential pass.
+//!
+//! Items are processed a chunk at a time so that a million-line file never has more than one
+//! chunk of text and decoded transactions in memory besides the light results.
+
+use std::{
+    collections::{HashMap, hash_map},
+    mem,
+    sync::Arc,
+};
+
+use rayon::prelude::*;
+use solana_signature::Signature;
+
+use super::{
+    Entry, LoadedTx, Problem, Progress,
+    format::{self, Encoding, TextDecoding},
+    validate,
+};
+
+/// Items per parallel batch: big enough to keep both cores busy (each item costs tens of
+/// microseconds to verify), small enough for frequent progress reports.
+const CHUNK: usize = 2048;
+
+/// Text items of a file looked at before its majority encoding is decided.
+const VOTE_SAMPLE: usize = 64;
+
+/// One input item, before any decoding.
+pub(crate) enum Raw {
+    /// Trimmed text of one transaction (a line or a JSON string).
+    Text(String),
+    /// The bytes of a binary file.
+    Bytes(Vec<u8>),
+    /// Known bad while reading (an overlong line, a JSON value that is not a string).
+    Bad(String),
+}
+
+struct Job {
+    origin: Arc<str>,
+    raw: Raw,
+    decoding: TextDecoding,
+}
+
+/// Collects every file's items, in order.
+pub(crate) struct Pipeline<'a> {
+    chunk: Vec<Job>,
+    entries: Vec<Entry>,
+    seen: HashMap<Signature, Arc<str>>,
+    read: usize,
+    verified: usize,
+    progress: &'a dyn Fn(Progress),
+}
+
+impl<'a> Pipeline<'a> {
+    pub(crate) fn new(progress: &'a dyn Fn(Progress)) -> Self {
+        Self {
+            chunk: Vec::new(),
+            entries: Vec::new(),
+            seen: HashMap::new(),
+            read: 0,
+            verified: 0,
+            progress,
+        }
+    }
+
+    /// Starts a file whose text is decoded as `forced`, or by majority vote when `None`.
+    pub(crate) fn file(&mut self, forced: Option<Encoding>) -> FileFeed<'_, 'a> {
+        FileFeed {
+            pipeline: self,
+            mode: match forced {
+                Some(encoding) => Mode::Decided(TextDecoding::Only(encoding)),
+                None => Mode::Voting(Vec::new()),
+            },
+        }
+    }
+
+    fn push(&mut self, job: Job) {
+        self.read += 1;
+        self.chunk.push(job);
+        if self.chunk.len() >= CHUNK {
+            self.flush();
+        }
+    }
+
+    fn report(&self, done: bool) {
+        (self.progress)(Progress {
+            decoded: self.read,
+            verified: self.verified,
+            total: done.then_some(self.read),
+        });
+    }
+
+    fn flush(&mut self) {
+        if self.chunk.is_empty() {
+            return;
+        }
+        self.report(false);
+        let results: Vec<Entry> = mem::take(&mut self.chunk)
+            .into_par_iter()
+            .map(run)
+            .collect();
+        self.verified += results.len();
+        for entry in results {
+            let entry = match entry {
+                Entry::Valid(tx) => match self.seen.entry(tx.signature) {
+                    hash_map::Entry::Occupied(first) => Entry::Invalid {
+                        problem: Problem {
+                            origin: tx.origin.to_string(),
+                            reason: format!("duplicate of {}", first.get()),
+                        },
+                        wire: Some(tx.wire),
+                    },
+                    hash_map::Entry::Vacant(slot) => {
+                        slot.insert(Arc::clone(&tx.origin));
+                        Entry::Valid(tx)
+                    }
+                },
+                invalid => invalid,
+            };
+            self.entries.push(entry);
+        }
+        self.report(false);
+    }
+
+    pub(crate) fn finish(mut self) -> Vec<Entry> {
+        self.flush();
+        self.report(true);
+        self.entries
+    }
+}
+
+/// Decodes and checks one item (runs on the rayon pool).
+fn run(job: Job) -> Entry {
+    let invalid = |reason: String, wire: Option<Arc<[u8]>>| Entry::Invalid {
+        problem: Problem {
+            origin: job.origin.to_string(),
+            reason,
+        },
+        wire,
+    };
+    let bytes = match job.raw {
+        Raw::Text(text) => match format::decode_text(&text, job.decoding) {
+            Ok(bytes) => bytes,
+            Err(reason) => return invalid(reason, None),
+        },
+        Raw::Bytes(bytes) => bytes,
+        Raw::Bad(reason) => return invalid(reason, None),
+    };
+    match validate::check(&bytes) {
+        Ok(checked) => Entry::Valid(LoadedTx {
+            origin: job.origin,
+            signature: checked.signature,
+            wire: Arc::from(bytes),
+            recent_blockhash: checked.recent_blockhash,
+            durable_nonce: checked.durable_nonce,
+        }),
+        Err(rejection) => {
+            let wire = rejection.parsed.then(|| Arc::from(bytes));
+            invalid(rejection.reason, wire)
+        }
+    }
+}
+
+enum Mode {
+    Decided(TextDecoding),
+    /// Items held back until the file's majority encoding is known.
+    Voting(Vec<(Arc<str>, Raw)>),
+}
+
+/// One file's items on their way into the [`Pipeline`].
+pub(crate) struct FileFeed<'p, 'a> {
+    pipeline: &'p mut Pipeline<'a>,
+    mode: Mode,
+}
+
+impl FileFeed<'_, '_> {
+    pub(crate) fn push(&mut self, origin: Arc<str>, raw: Raw) {
+        match &mut self.mode {
+            Mode::Decided(decoding) => {
+                let decoding = *decoding;
+                self.pipeline.push(Job {
+                    origin,
+                    raw,
+                    decoding,
+                });
+            }
+            Mode::Voting(held) => {
+                held.push((origin, raw));
+                if held.len() >= VOTE_SAMPLE {
+                    self.decide();
+                }
+            }
+        }
+    }
+
+    fn decide(&mut self) {
+        let Mode::Voting(held) = &mut self.mode else {
+            return;
+        };
+        let held = mem::take(held);
+        let hint = format::vote(held.iter().filter_map(|(_, raw)| match raw {
+            Raw::Text(text) => Some(text.as_str()),
+            _ => None,
+        }));
+        self.mode = Mode::Decided(TextDecoding::Auto(hint));
+        for (origin, raw) in held {
+            self.push(origin, raw);
+        }
+    }
+
+    /// Ends the file: releases items still held for the vote.
+    pub(crate) fn finish(mut self) {
+        self.decide();
+    }
+}

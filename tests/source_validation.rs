@@ -1,0 +1,341 @@
+//! Every validation failure, with its exact reason and position, in every text layout; plus
+//! big inputs (order, duplicates across chunks, progress) and random input that must not panic.
+
+#[path = "fixtures/support.rs"]
+mod support;
+
+use std::{cell::RefCell, path::PathBuf};
+
+use support::{Item, encode, forged, garbage, legacy, message_offset, two_signers, unsigned, v0};
+use txpace::{
+    cli::InputFormat,
+    source::{self, Problem, Progress},
+};
+
+/// The bad lines of the mixed file, each with the reason it must get (`None` = valid).
+fn mixed_items() -> Vec<(Vec<u8>, Option<String>)> {
+    let a = legacy(1, 1);
+    let b = v0(2, 1);
+    let two = two_signers(3, 5);
+    let mut needs_two = legacy(5, 1);
+    needs_two[message_offset(1)] = 2;
+    let mut readonly_payer = legacy(6, 1);
+    readonly_payer[message_offset(1) + 1] = 1;
+    let truncated = a[..a.len() - 10].to_vec();
+    let trailing5 = [&a[..], &[0u8; 5]].concat();
+    let trailing1 = [&b[..], &[9u8]].concat();
+    let reason = |s: &str| Some(s.to_string());
+    vec![
+        (a.clone(), None),
+        (
+            b"text:this is not base64!".to_vec(),
+            reason("not base64 or base58"),
+        ),
+        (
+            truncated.clone(),
+            Some(format!(
+                "truncated: {} bytes end mid-transaction",
+                truncated.len()
+            )),
+        ),
+        (
+            unsigned(&b, 0),
+            reason("signature 0 is missing (all zeros): unsigned"),
+        ),
+        (forged(&b, 0), reason("signature 0 does not verify")),
+        (a.clone(), reason("duplicate of @1")),
+        (garbage(1300), reason("too large: 1300 bytes > 1232")),
+        (trailing5, reason("5 trailing bytes after the transaction")),
+        (b.clone(), None),
+        (forged(&two, 1), reason("signature 1 does not verify")),
+        (
+            unsigned(&two, 1),
+            reason("signature 1 is missing (all zeros): partially signed"),
+        ),
+        (needs_two, reason("has 1 signature but its message needs 2")),
+        (
+            readonly_payer,
+            reason("does not sanitize: index out of bounds"),
+        ),
+        (trailing1, reason("1 trailing byte after the transaction")),
+        (
+            unsigned(&unsigned(&two, 0), 1),
+            reason("signature 0 is missing (all zeros): unsigned"),
+        ),
+    ]
+}
+
+fn items(raw: &[(Vec<u8>, Option<String>)]) -> Vec<Item<'_>> {
+    raw.iter()
+        .map(|(bytes, _)| match bytes.strip_prefix(b"text:") {
+            Some(text) => Item::Text(std::str::from_utf8(text).unwrap()),
+            None => Item::Tx(bytes),
+        })
+        .collect()
+}
+
+/// The mixed file in each text layout: every bad item named at its position with its reason.
+#[test]
+fn every_failure_has_its_reason_and_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = mixed_items();
+    let cases = [
+        ("base64", "mixed64.txt", &["--crlf"][..]),
+        ("base58", "mixed58.txt", &["--comments"][..]),
+        ("json64", "mixed64.json", &[][..]),
+        ("json58", "mixed58.json", &["--crlf", "--bom"][..]),
+    ];
+    for (format, name, flags) in cases {
+        let path = encode(dir.path(), name, format, flags, &items(&raw));
+        let p = path.display().to_string();
+        let position = |i: usize| match format {
+            "json64" | "json58" => format!("{p}[{i}]"),
+            _ if flags.contains(&"--comments") => format!("{p}:{}", i + 3),
+            _ => format!("{p}:{}", i + 1),
+        };
+        let expected: Vec<String> = raw
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (_, reason))| {
+                let reason = reason.as_ref()?.replace('@', &format!("{p}:"));
+                let reason = match format {
+                    // Duplicates name the first one's position in the same layout.
+                    "json64" | "json58" => reason.replace(&format!("{p}:1"), &format!("{p}[0]")),
+                    _ if flags.contains(&"--comments") => {
+                        reason.replace(&format!("{p}:1"), &format!("{p}:3"))
+                    }
+                    _ => reason,
+                };
+                Some(format!("{}: {reason}", position(i)))
+            })
+            .collect();
+        let loaded = source::load(std::slice::from_ref(&path), InputFormat::Auto).unwrap();
+        let got: Vec<String> = loaded.invalid.iter().map(Problem::to_string).collect();
+        assert_eq!(got, expected, "{format}");
+        let valid: Vec<String> = loaded.valid.iter().map(|t| t.origin.to_string()).collect();
+        assert_eq!(valid, [position(0), position(8)], "{format}");
+    }
+}
+
+/// Every strict prefix of a transaction is reported as truncated, never as something stranger.
+#[test]
+fn every_prefix_is_truncated() {
+    for wire in [legacy(1, 1), v0(2, 1), two_signers(3, 1)] {
+        for n in 0..wire.len() {
+            assert_eq!(
+                source::decode_wire(&wire[..n]).unwrap_err(),
+                format!("truncated: {n} bytes end mid-transaction")
+            );
+        }
+        assert!(source::decode_wire(&wire).is_ok());
+    }
+}
+
+#[test]
+fn json_problems_have_positions() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = legacy(1, 1);
+    let path = dir.path().join("odd.json");
+    let text = format!("[\n\"{}\",\n42,\n\"\",\n{{}}\n", source::encode_base64(&a));
+    std::fs::write(&path, text).unwrap();
+    let loaded = source::load(std::slice::from_ref(&path), InputFormat::Auto).unwrap();
+    let p = path.display();
+    let got: Vec<String> = loaded.invalid.iter().map(Problem::to_string).collect();
+    assert_eq!(
+        got,
+        [
+            format!("{p}[1]: not a string but a number"),
+            format!("{p}[2]: empty string"),
+            format!("{p}[3]: not a string but an object"),
+            format!("{p}:6: invalid JSON: EOF while parsing a list"),
+        ]
+    );
+    assert_eq!(loaded.valid.len(), 1);
+
+    std::fs::write(&path, "[\"AQID\"] x").unwrap();
+    let loaded = source::load(std::slice::from_ref(&path), InputFormat::Auto).unwrap();
+    let got: Vec<String> = loaded.invalid.iter().map(Problem::to_string).collect();
+    assert_eq!(
+        got,
+        [
+            format!("{p}[0]: truncated: 3 bytes end mid-transaction"),
+            format!("{p}:1: invalid JSON: trailing characters"),
+        ]
+    );
+}
+
+#[test]
+fn overlong_and_non_utf8_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.txt");
+    let a = source::encode_base64(&legacy(1, 1));
+    let text = [
+        a.as_bytes(),
+        b"\n",
+        "A".repeat(20_000).as_bytes(),
+        b"\n\xff\xfe junk\n",
+        "/".repeat(1700).as_bytes(),
+        b"\n# a long comment is fine ",
+        "x".repeat(9000).as_bytes(),
+        b"\n",
+        "2".repeat(1701).as_bytes(),
+        b"\n",
+        "2".repeat(3367).as_bytes(),
+    ]
+    .concat();
+    std::fs::write(&path, text).unwrap();
+    let loaded = source::load(std::slice::from_ref(&path), InputFormat::Auto).unwrap();
+    let p = path.display();
+    let got: Vec<String> = loaded.invalid.iter().map(Problem::to_string).collect();
+    assert_eq!(
+        got,
+        [
+            format!("{p}:2: too large: line of 20000 characters"),
+            format!("{p}:3: not base64 or base58"),
+            format!("{p}:4: too large: 1275 bytes > 1232"),
+            format!("{p}:6: too large: 1245 bytes > 1232"),
+            format!("{p}:7: too large: 3367 base58 characters hold more than 1232 bytes"),
+        ]
+    );
+}
+
+/// More items than one parallel chunk: order kept, duplicates found across chunks, progress
+/// reported and finished.
+#[test]
+fn big_input_keeps_order_and_reports_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 2500u64;
+    let mut text = String::new();
+    for lamports in 1..=n {
+        text += &source::encode_base64(&legacy(9, lamports));
+        text.push('\n');
+        if lamports == 1000 {
+            text += "garbage!\n";
+        }
+    }
+    text += &source::encode_base64(&legacy(9, 1));
+    text.push('\n');
+    let path = dir.path().join("big.txt");
+    std::fs::write(&path, text).unwrap();
+
+    let seen = RefCell::new(Vec::<Progress>::new());
+    let loaded = source::load_with_progress(std::slice::from_ref(&path), InputFormat::Auto, &|p| {
+        seen.borrow_mut().push(p)
+    })
+    .unwrap();
+    let p = path.display();
+    assert_eq!(loaded.valid.len(), n as usize);
+    for (i, tx) in loaded.valid.iter().enumerate() {
+        let line = if i < 1000 { i + 1 } else { i + 2 };
+        assert_eq!(tx.origin.to_string(), format!("{p}:{line}"));
+    }
+    let got: Vec<String> = loaded.invalid.iter().map(Problem::to_string).collect();
+    assert_eq!(
+        got,
+        [
+            format!("{p}:1001: not base64 or base58"),
+            format!("{p}:2502: duplicate of {p}:1")
+        ]
+    );
+    let seen = seen.into_inner();
+    let last = seen.last().copied().unwrap();
+    assert_eq!(
+        last,
+        Progress {
+            decoded: 2502,
+            verified: 2502,
+            total: Some(2502)
+        }
+    );
+    assert!(seen.len() >= 3, "progress reported while loading: {seen:?}");
+    assert!(
+        seen.windows(2)
+            .all(|w| w[0].verified <= w[1].verified && w[0].decoded <= w[1].decoded)
+    );
+}
+
+/// A small deterministic generator, so failures reproduce.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn bytes(&mut self, len: usize) -> Vec<u8> {
+        (0..len).map(|_| self.next() as u8).collect()
+    }
+}
+
+/// Random bytes and mutated transactions: decoding never panics, and a mutated transaction is
+/// only ever accepted if it still verifies.
+#[test]
+fn random_and_mutated_bytes_never_panic() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let seeds = [legacy(1, 1), v0(2, 1), two_signers(3, 1)];
+    for _ in 0..3000 {
+        let len = rng.below(1400);
+        let mut bytes = rng.bytes(len);
+        if let Some(first) = bytes.first_mut() {
+            *first = (rng.below(4)) as u8; // plausible signature counts
+        }
+        let _ = source::decode_wire(&bytes);
+        let _ = source::parse_wire(&bytes);
+
+        let mut wire = seeds[rng.below(seeds.len())].clone();
+        for _ in 0..=rng.below(3) {
+            let i = rng.below(wire.len());
+            wire[i] = rng.next() as u8;
+        }
+        if rng.below(4) == 0 {
+            wire.truncate(rng.below(wire.len() + 1));
+        }
+        if let Ok(tx) = source::parse_wire(&wire) {
+            let _ = source::summarize(&tx, wire.len());
+        }
+    }
+}
+
+/// Random files in every format: loading never panics and never fails as a whole.
+#[test]
+fn random_files_never_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let a = source::encode_base64(&legacy(1, 1));
+    let pieces: [&str; 14] = [
+        "AQID", "3mJr", "+/=", "#", "[", "]", "\"", ",", "\r\n", "\n", " ", "é✓", "\u{0}", &a,
+    ];
+    let formats = [
+        InputFormat::Auto,
+        InputFormat::Base64,
+        InputFormat::Base58,
+        InputFormat::Json,
+        InputFormat::Binary,
+    ];
+    for round in 0..150 {
+        let bytes = if round % 3 == 0 {
+            let len = rng.below(3000);
+            rng.bytes(len)
+        } else {
+            let mut text = String::new();
+            for _ in 0..rng.below(60) {
+                text += pieces[rng.below(pieces.len())];
+            }
+            text.into_bytes()
+        };
+        let path: PathBuf = dir.path().join(format!("r{round}"));
+        std::fs::write(&path, &bytes).unwrap();
+        for format in formats {
+            let loaded = source::load(std::slice::from_ref(&path), format)
+                .expect("never a whole-input error");
+            for problem in &loaded.invalid {
+                assert!(!problem.reason.is_empty());
+            }
+        }
+    }
+}
