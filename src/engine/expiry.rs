@@ -126,7 +126,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn estimates_tighten_and_invalidity_is_remembered() {
         let mut w = ExpiryWatch::default();
-        let h = Hash::new_unique();
+        let h = Hash::new_from_array([3; 32]);
         w.track(h);
         let now = Instant::now();
         assert_eq!(w.due(now, 8), vec![h]);

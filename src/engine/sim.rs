@@ -51,6 +51,8 @@ struct State {
     /// Blockhash → last valid block height; hashes not listed never expire.
     blockhashes: HashMap<Hash, u64>,
     tx_hash: HashMap<Signature, Hash>,
+    /// What `getLatestBlockhash` answers: the last added blockhash.
+    latest: Option<(Hash, u64)>,
     throttling: HashSet<SocketAddr>,
     rpc_down: bool,
     log: Vec<SimSend>,
@@ -118,7 +120,9 @@ impl SimCluster {
 
     /// A blockhash valid up to and including `last_valid` block height.
     pub fn add_blockhash(&self, hash: Hash, last_valid: u64) {
-        self.lock().blockhashes.insert(hash, last_valid);
+        let mut s = self.lock();
+        s.blockhashes.insert(hash, last_valid);
+        s.latest = Some((hash, last_valid));
     }
 
     pub fn set_throttling(&self, addr: SocketAddr, on: bool) {
@@ -295,7 +299,8 @@ impl Chain for SimCluster {
 
     fn latest_blockhash(&self) -> BoxFuture<'static, Result<(Hash, u64), ChainError>> {
         self.rpc("getLatestBlockhash", |c| {
-            (Hash::new_from_array([7; 32]), c.height_now() + 150)
+            let latest = c.lock().latest;
+            latest.unwrap_or((Hash::new_from_array([7; 32]), c.height_now() + 150))
         })
     }
 

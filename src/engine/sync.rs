@@ -83,6 +83,23 @@ impl Engine {
     pub(super) fn on_slot(&mut self, slot: u64) {
         self.sync.feed_at = Some(Instant::now());
         self.leaders.set_slot(slot);
+        self.request_schedule();
+    }
+
+    /// Fetches more of the leader schedule as soon as the known part runs short — including
+    /// right after the first slot arrives, so the first send does not wait a poll.
+    fn request_schedule(&mut self) {
+        if self.cfg.pinned_tpu.is_some() || self.sync.inflight.schedule {
+            return;
+        }
+        if let Some((start, limit)) = self.leaders.schedule_request() {
+            self.sync.inflight.schedule = true;
+            let c = self.chain.clone();
+            self.spawn_chain(async move {
+                let result = c.slot_leaders(start, limit).await;
+                ChainUpdate::Schedule { start, result }
+            });
+        }
     }
 
     /// One round of polling, about once a slot.
@@ -114,16 +131,7 @@ impl Engine {
             self.spawn_chain(async move { ChainUpdate::Staked(c.is_staked(id).await) });
         }
         if self.cfg.pinned_tpu.is_none() {
-            if let Some((start, limit)) = self.leaders.schedule_request() {
-                if !self.sync.inflight.schedule {
-                    self.sync.inflight.schedule = true;
-                    let c = chain.clone();
-                    self.spawn_chain(async move {
-                        let result = c.slot_leaders(start, limit).await;
-                        ChainUpdate::Schedule { start, result }
-                    });
-                }
-            }
+            self.request_schedule();
             let s = &mut self.sync;
             if !s.inflight.nodes && s.nodes_at.is_none_or(|t| now - t > NODES_REFRESH) {
                 s.inflight.nodes = true;
@@ -235,7 +243,10 @@ impl Engine {
         let result: Result<(), ChainError> = match update {
             ChainUpdate::Slot(r) => {
                 self.sync.inflight.slot = false;
-                r.map(|slot| self.leaders.set_slot(slot))
+                r.map(|slot| {
+                    self.leaders.set_slot(slot);
+                    self.request_schedule();
+                })
             }
             ChainUpdate::Height(r) => {
                 self.sync.inflight.height = false;

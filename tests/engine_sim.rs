@@ -1,0 +1,334 @@
+//! Engine logic on the simulated cluster under tokio's paused clock: minutes of chain time in
+//! milliseconds, deterministic.
+
+use std::{sync::Arc, time::Duration};
+
+use solana_hash::Hash;
+use solana_pubkey::Pubkey;
+use txpace::engine::{
+    self, EngineConfig, RunOutcome,
+    command::Command,
+    lifecycle::{Queue, TxState},
+    sim::{Fate, SimCluster},
+    snapshot::{ConnState, RateTarget, RunState},
+};
+
+fn config(rate: f64) -> EngineConfig {
+    let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
+    cfg.rate = RateTarget::Fixed(rate);
+    cfg
+}
+
+fn unique_hash() -> Hash {
+    Hash::new_from_array(Pubkey::new_unique().to_bytes())
+}
+
+fn leaders(n: usize) -> Vec<Pubkey> {
+    (0..n).map(|_| Pubkey::new_unique()).collect()
+}
+
+async fn run(cluster: &SimCluster, cfg: EngineConfig, n: usize) -> RunOutcome {
+    let txs = cluster.transactions(n, unique_hash());
+    let h = engine::spawn(
+        cfg,
+        txs,
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        None,
+    );
+    h.task.await.expect("engine task")
+}
+
+/// Transaction sends (first send to the first target) between `from` and `to` seconds.
+fn first_target_sends(cluster: &SimCluster, from: f64, to: f64) -> usize {
+    let sends = cluster.sends();
+    let mut seen = std::collections::HashSet::new();
+    sends
+        .iter()
+        .filter(|s| {
+            let t = s.at.as_secs_f64();
+            t >= from && t < to && seen.insert((s.signature, s.at))
+        })
+        .count()
+}
+
+#[tokio::test(start_paused = true)]
+async fn holds_100_and_1000_tx_per_s_within_2_percent_over_10_s() {
+    for rate in [100.0, 1000.0] {
+        let cluster = SimCluster::new(leaders(1));
+        let n = (rate * 14.0) as usize;
+        let out = run(&cluster, config(rate), n).await;
+        assert_eq!(out.snapshot.run, RunState::Done);
+        assert_eq!(out.snapshot.counts.confirmed, n as u64);
+        let sent = first_target_sends(&cluster, 2.0, 12.0) as f64;
+        let expected = rate * 10.0;
+        assert!(
+            (sent - expected).abs() <= expected * 0.02,
+            "rate {rate}: {sent} sends in 10 s, expected {expected} ± 2%"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn resends_go_through_the_same_pacer() {
+    let cluster = SimCluster::new(leaders(1));
+    let txs_hash = unique_hash();
+    let txs = cluster.transactions(200, txs_hash);
+    for tx in &txs[..100] {
+        cluster.set_fate(
+            tx.signature,
+            Fate {
+                drop_sends: 1,
+                ..Fate::default()
+            },
+        );
+    }
+    let mut cfg = config(50.0);
+    cfg.resend_interval = Duration::from_secs(2);
+    let h = engine::spawn(
+        cfg,
+        txs,
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        None,
+    );
+    let out = h.task.await.expect("engine");
+    let c = out.snapshot.counts;
+    assert_eq!((c.confirmed, c.failed, c.expired), (200, 0, 0));
+    assert_eq!(c.sends, 300, "100 dropped sends resent once each");
+    // Never more than the pace allows in any one second, resends included.
+    let sends = cluster.sends();
+    let last = sends.last().map_or(0, |s| s.at.as_secs());
+    for sec in 0..=last {
+        let in_sec = sends.iter().filter(|s| s.at.as_secs() == sec).count();
+        assert!(in_sec <= 51, "second {sec}: {in_sec} sends at 50 tx/s");
+    }
+    let resent = out
+        .snapshot
+        .txs
+        .iter()
+        .filter(|t| t.sends == 2 && t.state == TxState::Confirmed)
+        .count();
+    assert_eq!(resent, 100);
+}
+
+#[tokio::test(start_paused = true)]
+async fn failed_transactions_are_final_and_never_resent() {
+    let cluster = SimCluster::new(leaders(1));
+    let txs = cluster.transactions(10, unique_hash());
+    cluster.set_fate(
+        txs[3].signature,
+        Fate {
+            fails_with: Some("Error processing Instruction 0: custom program error: 0x1".into()),
+            ..Fate::default()
+        },
+    );
+    let h = engine::spawn(
+        config(100.0),
+        txs,
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        None,
+    );
+    let out = h.task.await.expect("engine");
+    let s = &out.snapshot;
+    assert_eq!((s.counts.confirmed, s.counts.failed), (9, 1));
+    let failed = s.queue_row(Queue::Failed, 0).expect("one failed");
+    assert_eq!(failed.id, 3);
+    assert_eq!(failed.sends, 1);
+    assert_eq!(
+        failed.last_error.as_deref(),
+        Some("Error processing Instruction 0: custom program error: 0x1")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn unlanded_transactions_expire_with_their_blockhash() {
+    let cluster = SimCluster::new(leaders(1));
+    let hash = unique_hash();
+    let expires_at = cluster.height_now() + 25; // 10 s of slots
+    cluster.add_blockhash(hash, expires_at);
+    let txs = cluster.transactions(20, hash);
+    for tx in &txs[10..] {
+        cluster.set_fate(
+            tx.signature,
+            Fate {
+                never_lands: true,
+                ..Fate::default()
+            },
+        );
+    }
+    let mut cfg = config(100.0);
+    cfg.resend_interval = Duration::from_secs(2);
+    let h = engine::spawn(
+        cfg,
+        txs,
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        None,
+    );
+    let out = h.task.await.expect("engine");
+    let s = &out.snapshot;
+    assert_eq!((s.counts.confirmed, s.counts.expired), (10, 10));
+    let expired = s.queue_row(Queue::Expired, 0).expect("expired row");
+    // Sent at ~0 s, resent every 2 s until the blockhash died at ~10 s: about 5 sends.
+    assert!(
+        (4..=6).contains(&expired.sends),
+        "sends = {}",
+        expired.sends
+    );
+    assert_eq!(expired.last_valid_block_height, Some(expires_at));
+    assert!(
+        s.elapsed < Duration::from_secs(14),
+        "elapsed {:?}",
+        s.elapsed
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn pause_stops_sends_and_rate_changes_apply() {
+    let cluster = SimCluster::new(leaders(1));
+    let txs = cluster.transactions(400, unique_hash());
+    let h = engine::spawn(
+        config(100.0),
+        txs,
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        None,
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    h.commands.send(Command::Pause).expect("send");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let before = cluster.sends().len();
+    assert_eq!(h.snapshots.borrow().run, RunState::Paused);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(cluster.sends().len(), before, "no sends while paused");
+    h.commands
+        .send(Command::SetRate(RateTarget::Fixed(50.0)))
+        .expect("send");
+    h.commands.send(Command::Resume).expect("send");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = cluster.sends().len() - before;
+    assert!(
+        (99..=101).contains(&after),
+        "{after} sends in 2 s at 50 tx/s"
+    );
+    assert_eq!(h.snapshots.borrow().rate.target, RateTarget::Fixed(50.0));
+    h.commands.send(Command::Stop).expect("send");
+    let out = h.task.await.expect("engine");
+    assert_eq!(out.snapshot.run, RunState::Stopped);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_throttling_leader_is_backed_off_and_others_still_get_sends() {
+    let ls = leaders(2);
+    let cluster = SimCluster::new(ls.clone());
+    let a = cluster.addr_of(&ls[0]).expect("addr");
+    let b = cluster.addr_of(&ls[1]).expect("addr");
+    cluster.set_throttling(a, true);
+    let txs = cluster.transactions(300, unique_hash());
+    let h = engine::spawn(
+        config(100.0),
+        txs,
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        None,
+    );
+    tokio::time::sleep(Duration::from_millis(1_050)).await;
+    let snap = h.snapshots.borrow().clone();
+    let leader_a = snap
+        .leaders
+        .iter()
+        .find(|l| l.identity == ls[0])
+        .expect("leader a shown");
+    assert!(
+        matches!(leader_a.conn, ConnState::BackingOff { .. }),
+        "{:?}",
+        leader_a.conn
+    );
+    assert!(leader_a.throttled >= 1);
+    let sends = cluster.sends();
+    let to_a = sends.iter().filter(|s| s.addr == a).count();
+    let to_b = sends.iter().filter(|s| s.addr == b).count();
+    // Exponential backoff: a handful of probes to A in a second, B gets every send.
+    assert!(to_a <= 5, "{to_a} sends to the throttling leader");
+    assert!(to_b >= 95, "{to_b} sends to the healthy leader");
+    cluster.set_throttling(a, false);
+    let out = h.task.await.expect("engine");
+    assert_eq!(out.snapshot.counts.confirmed, 300);
+}
+
+#[tokio::test(start_paused = true)]
+async fn sends_follow_leader_rotation_with_fanout() {
+    let ls = leaders(3);
+    let cluster = SimCluster::new(ls.clone());
+    let mut cfg = config(100.0);
+    cfg.fanout = 1;
+    let out = run(&cluster, cfg, 600).await;
+    assert_eq!(out.snapshot.counts.confirmed, 600);
+    // Every send went to the leader of its slot or the next one (the engine learns of a new
+    // slot up to one poll late, so the leader of the slot before counts too).
+    for s in cluster.sends() {
+        let slot = 1_000 + s.at.as_millis() as u64 / 400;
+        let ok = [slot - 1, slot, slot + 4]
+            .map(|s| cluster.leader_at(s))
+            .iter()
+            .any(|l| cluster.addr_of(l) == Some(s.addr));
+        assert!(ok, "send at {:?} to {} off-schedule", s.at, s.addr);
+    }
+    let per_leader: Vec<u64> = out.snapshot.leaders.iter().map(|l| l.sent).collect();
+    assert!(per_leader.iter().all(|n| *n > 100), "{per_leader:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn rpc_outage_is_shown_and_survived() {
+    let cluster = SimCluster::new(leaders(1));
+    let txs = cluster.transactions(500, unique_hash());
+    let h = engine::spawn(
+        config(100.0),
+        txs,
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        None,
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    cluster.set_rpc_down(true);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let health = h
+        .snapshots
+        .borrow()
+        .cluster
+        .health
+        .clone()
+        .unwrap_or_default();
+    assert!(
+        health.starts_with("RPC unreachable (") && health.ends_with("), retrying every 0.4 s"),
+        "{health}"
+    );
+    assert!(health.contains(": connection refused"), "{health}");
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    cluster.set_rpc_down(false);
+    let out = h.task.await.expect("engine");
+    assert_eq!(out.snapshot.counts.confirmed, 500);
+    assert_eq!(out.snapshot.cluster.health, None);
+}
+
+#[tokio::test(start_paused = true)]
+async fn max_rate_climbs_while_landings_keep_up() {
+    let cluster = SimCluster::new(leaders(1));
+    let mut cfg = config(1.0);
+    cfg.rate = RateTarget::Max;
+    let out = run(&cluster, cfg, 5_000).await;
+    assert_eq!(out.snapshot.counts.confirmed, 5_000);
+    // At a fixed 100 tx/s this takes 50 s; the closed loop must be much faster.
+    assert!(
+        out.snapshot.elapsed < Duration::from_secs(20),
+        "{:?}",
+        out.snapshot.elapsed
+    );
+    assert!(
+        out.snapshot.rate.pacing > 300.0,
+        "{}",
+        out.snapshot.rate.pacing
+    );
+}
