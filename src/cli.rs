@@ -23,7 +23,12 @@ pub struct Cli {
 #[derive(Debug, Args, Clone)]
 pub struct GlobalOpts {
     /// RPC URL or moniker: m/mainnet-beta, d/devnet, t/testnet, l/localhost
-    #[arg(short = 'u', long = "url", global = true, value_name = "URL_OR_MONIKER")]
+    #[arg(
+        short = 'u',
+        long = "url",
+        global = true,
+        value_name = "URL_OR_MONIKER"
+    )]
     pub url: Option<String>,
     /// Websocket URL [default: from the RPC URL: http→ws, https→wss, port + 1]
     #[arg(long = "ws", global = true, value_name = "URL")]
@@ -54,6 +59,8 @@ pub enum Command {
     Inspect(InspectArgs),
     /// Generate the founding workload: N unique signed self-transfers
     Gen(GenArgs),
+    /// Send signed transactions at a steady pace over QUIC and watch every one land
+    Send(SendArgs),
 }
 
 /// How input files are encoded.
@@ -118,4 +125,108 @@ pub struct GenArgs {
     /// Fund K fresh payer keypairs (saved next to the output) and spread the transfers over them
     #[arg(long, value_name = "K")]
     pub payers: Option<u32>,
+}
+
+/// A target pace: a number of transactions per second, or `max` for the closed loop.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RateArg {
+    Fixed(f64),
+    Max,
+}
+
+impl std::str::FromStr for RateArg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s.eq_ignore_ascii_case("max") {
+            return Ok(RateArg::Max);
+        }
+        match s.parse::<f64>() {
+            Ok(r) if r.is_finite() && r >= 1.0 => Ok(RateArg::Fixed(r)),
+            _ => Err(format!(
+                "{s:?} is not a rate: give transactions per second (at least 1) or `max`"
+            )),
+        }
+    }
+}
+
+/// The resend interval: a number of slots (`10`, `10slots`) or a time (`4s`, `1500ms`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ResendInterval(pub std::time::Duration);
+
+/// Slot time the interval's slot count is converted with.
+pub const SLOT_MS: u64 = 400;
+
+impl std::str::FromStr for ResendInterval {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let t = s.trim();
+        let (num, unit_ms) = if let Some(n) = t.strip_suffix("ms") {
+            (n, 1.0)
+        } else if let Some(n) = t.strip_suffix('s').filter(|n| !n.ends_with("slot")) {
+            (n, 1000.0)
+        } else if let Some(n) = t.strip_suffix("slots").or_else(|| t.strip_suffix("slot")) {
+            (n, SLOT_MS as f64)
+        } else {
+            (t, SLOT_MS as f64)
+        };
+        match num.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => Ok(ResendInterval(
+                std::time::Duration::from_secs_f64(v * unit_ms / 1000.0),
+            )),
+            _ => Err(format!(
+                "{s:?} is not an interval: give slots (`10`) or a time (`4s`, `1500ms`)"
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct SendOpts {
+    /// Target pace in transactions per second, or `max` to find the highest pace that lands
+    #[arg(long, default_value = "100", value_name = "TX_PER_S|max")]
+    pub rate: RateArg,
+    /// Bound on every network send, in seconds
+    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    pub send_timeout: f64,
+    /// Upcoming distinct leaders that also get each send besides the current one. 1 covers the
+    /// hand-over between two leaders (a send near the end of a 4-slot turn still reaches the
+    /// next leader) at twice the traffic; more multiplies load on every leader's unstaked
+    /// stream budget for little gain.
+    #[arg(long, default_value_t = 1, value_name = "K")]
+    pub fanout: usize,
+    /// QUIC client identity keypair [default: a fresh ephemeral keypair, i.e. unstaked]
+    #[arg(long, value_name = "KEYPAIR")]
+    pub identity: Option<PathBuf>,
+    /// Send only to this TPU QUIC address instead of following the leader schedule
+    #[arg(long, value_name = "ADDR")]
+    pub tpu: Option<std::net::SocketAddr>,
+    /// Resend an unconfirmed transaction after this many slots, or a time (`4s`, `1500ms`)
+    #[arg(long, default_value = "10", value_name = "SLOTS|TIME")]
+    pub resend_interval: ResendInterval,
+    /// Give up on durable-nonce transactions that have not landed after this many seconds
+    #[arg(long, value_name = "SECS")]
+    pub deadline: Option<f64>,
+    /// Print progress lines and a summary instead of the dashboard (implied without a terminal)
+    #[arg(long)]
+    pub no_tui: bool,
+    /// Write a JSON report of the run and of every transaction here
+    #[arg(long, value_name = "PATH")]
+    pub report: Option<PathBuf>,
+    /// Close the dashboard by itself when every transaction is final
+    #[arg(long)]
+    pub exit_when_done: bool,
+    /// Start paused (the dashboard shows everything; press p to start)
+    #[arg(long)]
+    pub paused: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SendArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub opts: SendOpts,
+    /// Send the valid transactions and list the invalid ones in the report, instead of refusing
+    #[arg(long)]
+    pub skip_invalid: bool,
 }

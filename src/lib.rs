@@ -5,6 +5,8 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod engine;
+pub mod headless;
+pub mod report;
 pub mod source;
 pub mod ui;
 pub mod validator;

@@ -11,6 +11,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Inspect(args) => commands::inspect::run(&cli.global, args),
         Command::Gen(args) => commands::r#gen::run(&cli.global, args),
+        Command::Send(args) => commands::send::run(&cli.global, args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

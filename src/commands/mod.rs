@@ -2,3 +2,4 @@
 
 pub mod r#gen;
 pub mod inspect;
+pub mod send;

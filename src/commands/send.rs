@@ -1,0 +1,214 @@
+//! `txpace send FILE...`: validate everything, then pace it onto the cluster over QUIC, with the
+//! dashboard on a terminal or progress lines without one, and a JSON report at the end.
+
+use std::{io::IsTerminal, path::PathBuf, sync::Arc, time::Duration};
+
+use anyhow::{Context, Result};
+use solana_keypair::Keypair;
+use solana_signer::Signer;
+
+use crate::{
+    cli::{GlobalOpts, RateArg, SendArgs, SendOpts},
+    commands::r#gen::read_keypair,
+    config::{self, Resolved, redact_url},
+    engine::{
+        self, EngineConfig, RunOutcome, command::Command, quic::QuicTransport, rpc::RpcChain,
+        slots::spawn_slot_feed, snapshot::RateTarget,
+    },
+    headless,
+    report::Report,
+    source::{self, LoadedTx, Problem, Progress},
+    ui,
+};
+
+/// Inputs this large get a "loading…" line while they are read and verified.
+const PROGRESS_FROM: usize = 20_000;
+
+pub fn run(global: &GlobalOpts, args: SendArgs) -> Result<u8> {
+    let files = &args.input.files;
+    let show = |p: Progress| {
+        if p.decoded >= PROGRESS_FROM {
+            eprint!(
+                "\rloading: {} read, {} verified{}",
+                p.decoded,
+                p.verified,
+                p.total.map(|t| format!(" of {t}")).unwrap_or_default()
+            );
+        }
+    };
+    let loaded = source::load_with_progress(files, args.input.format, &show)?;
+    if loaded.valid.len() + loaded.invalid.len() >= PROGRESS_FROM {
+        eprintln!();
+    }
+    if !loaded.invalid.is_empty() {
+        for p in &loaded.invalid {
+            eprintln!("{p}");
+        }
+        if !args.skip_invalid {
+            eprintln!(
+                "{} of {} transactions are invalid: nothing was sent (--skip-invalid sends the rest)",
+                loaded.invalid.len(),
+                loaded.invalid.len() + loaded.valid.len()
+            );
+            return Ok(2);
+        }
+    }
+    if loaded.valid.is_empty() {
+        eprintln!("no valid transactions to send");
+        return Ok(2);
+    }
+    let resolved = config::resolve(&global.to_args(None))?;
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let title = format!("send {} txs from {}", loaded.valid.len(), names.join(", "));
+    run_engine(RunSpec {
+        resolved,
+        opts: args.opts,
+        txs: loaded.valid,
+        skipped: loaded.invalid,
+        title,
+    })
+}
+
+/// A run of the engine with everything decided; `send` and `demo` both end here.
+pub struct RunSpec {
+    pub resolved: Resolved,
+    pub opts: SendOpts,
+    pub txs: Vec<LoadedTx>,
+    pub skipped: Vec<Problem>,
+    pub title: String,
+}
+
+/// Where this run's log goes: the data directory, named by time so runs never overwrite.
+pub fn default_log_path(kind: &str) -> Option<PathBuf> {
+    let dirs = directories::ProjectDirs::from("", "", "txpace")?;
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    Some(
+        dirs.data_dir()
+            .join("logs")
+            .join(format!("{kind}-{secs}.log")),
+    )
+}
+
+fn engine_config(spec: &RunSpec, identity: &Keypair) -> EngineConfig {
+    let o = &spec.opts;
+    let mut cfg = EngineConfig::new(identity.pubkey(), redact_url(&spec.resolved.rpc_url));
+    cfg.rate = match o.rate {
+        RateArg::Fixed(r) => RateTarget::Fixed(r),
+        RateArg::Max => RateTarget::Max,
+    };
+    cfg.send_timeout = Duration::from_secs_f64(o.send_timeout.clamp(0.05, 600.0));
+    cfg.fanout = o.fanout;
+    cfg.resend_interval = o.resend_interval.0;
+    cfg.commitment = spec.resolved.commitment;
+    cfg.pinned_tpu = o.tpu;
+    cfg.deadline = o
+        .deadline
+        .map(|d| Duration::from_secs_f64(d.clamp(0.0, 1e9)));
+    cfg.start_paused = o.paused;
+    cfg
+}
+
+pub fn run_engine(spec: RunSpec) -> Result<u8> {
+    let identity = match &spec.opts.identity {
+        Some(path) => read_keypair(path)?,
+        None => Keypair::new(),
+    };
+    let tui =
+        !spec.opts.no_tui && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+    let log_file = default_log_path("send");
+    if tui {
+        ui::init_logging(log_file.as_deref())?;
+    } else {
+        headless::init_logging(log_file.as_deref())?;
+    }
+    if let Some(f) = &log_file {
+        log::info!("log file {}", f.display());
+    }
+    let cfg = engine_config(&spec, &identity);
+    log::info!(
+        "sending {} transactions to {} as {} ({})",
+        spec.txs.len(),
+        cfg.rpc_url_display,
+        identity.pubkey(),
+        headless::target_label(cfg.rate, 0.0)
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let entered = rt.enter();
+    let transport = QuicTransport::new(&identity).context("setting up QUIC")?;
+    let chain = RpcChain::new(&spec.resolved.rpc_url);
+    let feed = spawn_slot_feed(spec.resolved.ws_url.clone());
+    let handle = engine::spawn(
+        cfg,
+        spec.txs,
+        Arc::new(chain),
+        Arc::new(transport),
+        Some(feed),
+    );
+    let outcome: RunOutcome = if tui {
+        let opts = ui::UiOptions {
+            exit_when_done: spec.opts.exit_when_done,
+            title: spec.title,
+            no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+            log_file: log_file.clone(),
+        };
+        let ui_result = ui::run(handle.snapshots.clone(), handle.commands.clone(), opts);
+        // Whatever way the dashboard ended, the engine stops and hands back its outcome.
+        let _ = handle.commands.send(Command::Stop);
+        let outcome = rt.block_on(handle.task).context("engine task")?;
+        ui_result?;
+        outcome
+    } else {
+        let progress = rt.spawn(headless::print_progress(
+            handle.snapshots.clone(),
+            Duration::from_secs(1),
+        ));
+        let stop = handle.commands.clone();
+        rt.spawn(async move {
+            stop_on_signal().await;
+            log::warn!("interrupted: stopping");
+            let _ = stop.send(Command::Stop);
+        });
+        let outcome = rt.block_on(handle.task).context("engine task")?;
+        let _ = rt.block_on(progress);
+        outcome
+    };
+    drop(entered);
+    let report = Report::new(&outcome, &spec.skipped);
+    if let Some(path) = &spec.opts.report {
+        report.write(path)?;
+        log::info!("report written to {}", path.display());
+    }
+    println!("{}", headless::summary_text(&report));
+    if let Some(path) = &spec.opts.report {
+        println!("report: {}", path.display());
+    }
+    if let Some(f) = &log_file {
+        println!("log: {}", f.display());
+    }
+    log::logger().flush();
+    rt.shutdown_timeout(Duration::from_millis(200));
+    Ok(report.exit_code())
+}
+
+/// Ctrl-C or SIGTERM.
+async fn stop_on_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
+    }
+}

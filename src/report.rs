@@ -1,0 +1,195 @@
+//! The machine-readable account of a run: `--report PATH` writes it as JSON, with a summary and
+//! one record per transaction, in input order. Its shape is checked against
+//! `assets/report.schema.json` in the tests, so scripts can rely on it.
+
+use std::{collections::BTreeSet, path::Path, time::Duration};
+
+use serde::Serialize;
+
+use crate::{
+    config::Commitment,
+    engine::{
+        RunOutcome,
+        lifecycle::TxState,
+        snapshot::{RateTarget, Snapshot, TxView},
+    },
+    source::Problem,
+};
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub summary: Summary,
+    pub transactions: Vec<TxRecord>,
+    /// Invalid input left out with `--skip-invalid`.
+    pub skipped: Vec<Skipped>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    /// done, stopped or failed.
+    pub outcome: String,
+    pub rpc_url: String,
+    pub commitment: &'static str,
+    pub total: u64,
+    pub confirmed: u64,
+    pub failed: u64,
+    pub expired: u64,
+    /// Not final when the run ended (stopped early).
+    pub unfinished: u64,
+    pub skipped_invalid: usize,
+    pub elapsed_s: f64,
+    /// Tx/s, or null for `--rate max`.
+    pub target_rate: Option<f64>,
+    /// Sends per second over the whole run.
+    pub achieved_rate: f64,
+    pub sends: u64,
+    pub send_errors: u64,
+    /// Sends per confirmed transaction; null when none confirmed.
+    pub sends_per_landed: Option<f64>,
+    pub latency_ms: Latency,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Latency {
+    pub p50: Option<u64>,
+    pub p90: Option<u64>,
+    pub p99: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TxRecord {
+    pub signature: String,
+    pub origin: String,
+    /// confirmed, finalized, failed, expired, or unconfirmed (run stopped first).
+    pub status: &'static str,
+    pub sends: u32,
+    /// Milliseconds from the start of the run.
+    pub first_sent_ms: Option<u64>,
+    pub landed_slot: Option<u64>,
+    /// Milliseconds from first send to confirmation.
+    pub latency_ms: Option<u64>,
+    /// Identities of the leaders it was sent to, without repeats.
+    pub leaders: Vec<String>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Skipped {
+    pub origin: String,
+    pub reason: String,
+}
+
+fn ms(d: Option<Duration>) -> Option<u64> {
+    d.map(|d| d.as_millis() as u64)
+}
+
+fn status_of(view: &TxView, commitment: Option<Commitment>) -> &'static str {
+    match view.state {
+        TxState::Confirmed => match commitment {
+            Some(Commitment::Finalized) => "finalized",
+            _ => "confirmed",
+        },
+        TxState::Failed => "failed",
+        TxState::Expired => "expired",
+        TxState::Queued | TxState::Sent | TxState::Resent => "unconfirmed",
+    }
+}
+
+impl Report {
+    pub fn new(outcome: &RunOutcome, skipped: &[Problem]) -> Self {
+        let s: &Snapshot = &outcome.snapshot;
+        let c = s.counts;
+        let secs = s.elapsed.as_secs_f64();
+        let transactions = s
+            .txs
+            .iter()
+            .map(|v| {
+                let commitment = outcome.commitments.get(v.id as usize).copied().flatten();
+                let leaders: BTreeSet<String> =
+                    v.send_log.iter().map(|r| r.leader.to_string()).collect();
+                TxRecord {
+                    signature: v.signature.to_string(),
+                    origin: v.origin.to_string(),
+                    status: status_of(v, commitment),
+                    sends: v.sends,
+                    first_sent_ms: ms(v.first_sent),
+                    landed_slot: match v.state {
+                        TxState::Confirmed | TxState::Failed => v.landed_slot,
+                        _ => None,
+                    },
+                    latency_ms: ms(v.time_to_land),
+                    leaders: leaders.into_iter().collect(),
+                    error: v.last_error.as_deref().map(str::to_string),
+                }
+            })
+            .collect();
+        Report {
+            summary: Summary {
+                outcome: s.run.label().to_ascii_lowercase(),
+                rpc_url: s.cluster.rpc_url.clone(),
+                commitment: s.cluster.commitment,
+                total: c.total,
+                confirmed: c.confirmed,
+                failed: c.failed,
+                expired: c.expired,
+                unfinished: c.total - c.finished(),
+                skipped_invalid: skipped.len(),
+                elapsed_s: (secs * 1000.0).round() / 1000.0,
+                target_rate: match s.rate.target {
+                    RateTarget::Fixed(r) => Some(r),
+                    RateTarget::Max => None,
+                },
+                achieved_rate: if secs > 0.0 {
+                    (c.sends as f64 / secs * 10.0).round() / 10.0
+                } else {
+                    0.0
+                },
+                sends: c.sends,
+                send_errors: c.send_errors,
+                sends_per_landed: (c.confirmed > 0)
+                    .then(|| (c.sends as f64 / c.confirmed as f64 * 1000.0).round() / 1000.0),
+                latency_ms: Latency {
+                    p50: ms(s.latency.p50),
+                    p90: ms(s.latency.p90),
+                    p99: ms(s.latency.p99),
+                },
+            },
+            transactions,
+            skipped: skipped
+                .iter()
+                .map(|p| Skipped {
+                    origin: p.origin.clone(),
+                    reason: p.reason.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    /// Writes the report, readable by the owner only (it names the endpoint and accounts).
+    pub fn write(&self, path: &Path) -> anyhow::Result<()> {
+        use anyhow::Context;
+        use std::{io::Write, os::unix::fs::OpenOptionsExt};
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(path)
+            .with_context(|| format!("creating report {}", path.display()))?;
+        serde_json::to_writer_pretty(&mut f, self)
+            .with_context(|| format!("writing report {}", path.display()))?;
+        f.write_all(b"\n")
+            .with_context(|| format!("writing report {}", path.display()))?;
+        Ok(())
+    }
+
+    /// 0 when every transaction confirmed, 1 otherwise.
+    pub fn exit_code(&self) -> u8 {
+        let s = &self.summary;
+        if s.confirmed == s.total && s.outcome == "done" {
+            0
+        } else {
+            1
+        }
+    }
+}
