@@ -61,6 +61,8 @@ pub enum Command {
     Gen(GenArgs),
     /// Send signed transactions at a steady pace over QUIC and watch every one land
     Send(SendArgs),
+    /// Start a local validator, generate the founding workload and send it with the dashboard
+    Demo(DemoArgs),
 }
 
 /// How input files are encoded.
@@ -229,4 +231,22 @@ pub struct SendArgs {
     /// Send the valid transactions and list the invalid ones in the report, instead of refusing
     #[arg(long)]
     pub skip_invalid: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Number of self-transfers to generate and send
+    #[arg(long, default_value_t = 5000)]
+    pub count: u32,
+    /// Compute-unit price in micro-lamports per CU
+    #[arg(long, default_value_t = 1_000_000)]
+    pub cu_price: u64,
+    /// Compute-unit limit per transaction
+    #[arg(long, default_value_t = 1_000)]
+    pub cu_limit: u32,
+    /// Send with the validator's own (staked) identity instead of an unstaked ephemeral one
+    #[arg(long, conflicts_with = "identity")]
+    pub staked: bool,
+    #[command(flatten)]
+    pub send: SendOpts,
 }

@@ -12,6 +12,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => commands::inspect::run(&cli.global, args),
         Command::Gen(args) => commands::r#gen::run(&cli.global, args),
         Command::Send(args) => commands::send::run(&cli.global, args),
+        Command::Demo(args) => commands::demo::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

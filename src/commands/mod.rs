@@ -1,5 +1,6 @@
 //! One module per subcommand; each exposes `run`, returning the process exit code.
 
+pub mod demo;
 pub mod r#gen;
 pub mod inspect;
 pub mod send;
