@@ -99,12 +99,10 @@ pub fn load_with_progress(
     progress: &dyn Fn(Progress),
 ) -> Result<Loaded, SourceError> {
     let mut loaded = Loaded::default();
-    for entry in load_entries(files, format, progress)? {
-        match entry {
-            Entry::Valid(tx) => loaded.valid.push(tx),
-            Entry::Invalid { problem, .. } => loaded.invalid.push(problem),
-        }
-    }
+    for_each_entry(files, format, progress, &mut |entry| match entry {
+        Entry::Valid(tx) => loaded.valid.push(tx),
+        Entry::Invalid { problem, .. } => loaded.invalid.push(problem),
+    })?;
     Ok(loaded)
 }
 
@@ -114,6 +112,19 @@ pub fn load_entries(
     format: InputFormat,
     progress: &dyn Fn(Progress),
 ) -> Result<Vec<Entry>, SourceError> {
+    let mut entries = Vec::new();
+    for_each_entry(files, format, progress, &mut |entry| entries.push(entry))?;
+    Ok(entries)
+}
+
+/// The streaming core: each item's outcome goes to `sink` in input order as soon as its chunk
+/// is checked, so callers keep only what they need.
+pub fn for_each_entry(
+    files: &[PathBuf],
+    format: InputFormat,
+    progress: &dyn Fn(Progress),
+    sink: &mut dyn FnMut(Entry),
+) -> Result<(), SourceError> {
     if files.is_empty() {
         return Err(SourceError::NoInput);
     }
@@ -121,9 +132,10 @@ pub fn load_entries(
     if files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
         return Err(SourceError::StdinTwice);
     }
-    let mut pipeline = pipeline::Pipeline::new(progress);
+    let mut pipeline = pipeline::Pipeline::new(progress, sink);
     for file in files {
         read::read_input(file, format, &mut pipeline)?;
     }
-    Ok(pipeline.finish())
+    pipeline.finish();
+    Ok(())
 }

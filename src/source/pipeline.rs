@@ -42,10 +42,10 @@ struct Job {
     decoding: TextDecoding,
 }
 
-/// Collects every file's items, in order.
+/// Takes every file's items, in order, and hands their outcomes to a sink in the same order.
 pub(crate) struct Pipeline<'a> {
     chunk: Vec<Job>,
-    entries: Vec<Entry>,
+    sink: &'a mut dyn FnMut(Entry),
     seen: HashMap<Signature, Arc<str>>,
     read: usize,
     verified: usize,
@@ -53,10 +53,10 @@ pub(crate) struct Pipeline<'a> {
 }
 
 impl<'a> Pipeline<'a> {
-    pub(crate) fn new(progress: &'a dyn Fn(Progress)) -> Self {
+    pub(crate) fn new(progress: &'a dyn Fn(Progress), sink: &'a mut dyn FnMut(Entry)) -> Self {
         Self {
             chunk: Vec::new(),
-            entries: Vec::new(),
+            sink,
             seen: HashMap::new(),
             read: 0,
             verified: 0,
@@ -118,15 +118,14 @@ impl<'a> Pipeline<'a> {
                 },
                 invalid => invalid,
             };
-            self.entries.push(entry);
+            (self.sink)(entry);
         }
         self.report(false);
     }
 
-    pub(crate) fn finish(mut self) -> Vec<Entry> {
+    pub(crate) fn finish(mut self) {
         self.flush();
         self.report(true);
-        self.entries
     }
 }
 
