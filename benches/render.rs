@@ -17,6 +17,7 @@ const FRAMES: usize = 1_000;
 
 struct Figures {
     mean: Duration,
+    median: Duration,
     p99: Duration,
 }
 
@@ -42,39 +43,54 @@ fn measure(n: usize) -> Figures {
     }
     times.sort();
     let mean = times.iter().sum::<Duration>() / times.len() as u32;
+    let median = times[times.len() / 2];
     let p99 = times[(times.len() * 99 / 100).min(times.len() - 1)];
-    Figures { mean, p99 }
+    Figures { mean, median, p99 }
 }
 
 fn main() {
-    // `cargo test --benches` runs this with `--bench`-less args; keep it quick there.
-    if std::env::args().any(|a| a == "--test") {
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this without it, in a
+    // debug build, where one quick pass proves it still works.
+    if !std::env::args().any(|a| a == "--bench") {
         let f = measure(1_000);
         println!("render smoke: mean {} µs", f.mean.as_micros());
         return;
     }
     println!("render cost per frame, 160x48 TestBackend, {FRAMES} frames each");
-    println!("{:>9}  {:>10}  {:>10}", "N", "mean µs", "p99 µs");
+    println!(
+        "{:>9}  {:>10}  {:>10}  {:>10}",
+        "N", "mean µs", "median µs", "p99 µs"
+    );
     let mut results = Vec::new();
     for n in [1_000usize, 10_000, 100_000] {
         let f = measure(n);
         println!(
-            "{:>9}  {:>10.1}  {:>10.1}",
+            "{:>9}  {:>10.1}  {:>10.1}  {:>10.1}",
             n,
             f.mean.as_secs_f64() * 1e6,
+            f.median.as_secs_f64() * 1e6,
             f.p99.as_secs_f64() * 1e6
         );
         results.push(f);
     }
     let ratio = results[2].mean.as_secs_f64() / results[0].mean.as_secs_f64();
     println!("ratio mean 100k/1k: {ratio:.2} (goal: flat, ~1.0)");
-    let worst = results.iter().map(|f| f.p99).max().unwrap_or_default();
-    println!(
-        "goal ≤ 2000 µs per frame: {}",
-        if worst <= Duration::from_millis(2) {
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    let worst_mean = results.iter().map(|f| f.mean).max().unwrap_or_default();
+    let worst_p99 = results.iter().map(|f| f.p99).max().unwrap_or_default();
+    let verdict = |d: Duration| {
+        if d <= Duration::from_millis(2) {
             "met"
         } else {
             "NOT met"
         }
+    };
+    println!(
+        "goal ≤ 2000 µs per frame: mean {} (worst {:.0} µs), p99 {} (worst {:.0} µs; \
+         p99 also counts the scheduler on a loaded machine)",
+        verdict(worst_mean),
+        us(worst_mean),
+        verdict(worst_p99),
+        us(worst_p99)
     );
 }

@@ -43,6 +43,7 @@ fn running() {
 fn paused() {
     let text = screen(&fixtures::paused(300));
     assert!(text.contains("PAUSED"));
+    assert!(text.contains("sending paused"));
     insta::assert_snapshot!(text);
 }
 
@@ -141,6 +142,13 @@ fn help_overlay_lists_every_binding() {
         assert!(text.contains(b.help), "help lacks {}", b.help);
     }
     insta::assert_snapshot!(text);
+}
+
+#[test]
+fn log_pane_names_the_log_file() {
+    let app = App::new("t", false).with_log_file(Some(std::path::Path::new("/tmp/txpace.log")));
+    let text = fixtures::render_text(&app, &fixtures::running(10), W, H);
+    assert!(text.contains("also in /tmp/txpace.log"));
 }
 
 #[test]

@@ -46,6 +46,8 @@ pub enum Overlay {
 #[derive(Debug)]
 pub struct App {
     title: String,
+    /// Shown on the log pane so the user knows where the full log is.
+    log_file: Option<String>,
     theme: Theme,
     queue: Queue,
     /// Selected row per queue, so switching tabs and back keeps your place.
@@ -63,6 +65,7 @@ impl App {
     pub fn new(title: impl Into<String>, no_color: bool) -> Self {
         App {
             title: title.into(),
+            log_file: None,
             theme: Theme::new(no_color),
             queue: Queue::Pending,
             selected: [0; 5],
@@ -72,6 +75,12 @@ impl App {
             detail_scroll: 0,
             quit: false,
         }
+    }
+
+    /// Names the file the logs are copied to, for the log pane's border.
+    pub fn with_log_file(mut self, path: Option<&std::path::Path>) -> Self {
+        self.log_file = path.map(|p| p.display().to_string());
+        self
     }
 
     pub fn queue(&self) -> Queue {
@@ -262,7 +271,7 @@ impl App {
             let [l, r] =
                 Layout::horizontal([Constraint::Percentage(40), Constraint::Fill(1)]).areas(bottom);
             latency::render(frame, l, snap, theme);
-            logs::render(frame, r, theme);
+            logs::render(frame, r, self.log_file.as_deref(), theme);
         }
         keybar::render(frame, bar, theme);
 

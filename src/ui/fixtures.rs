@@ -219,6 +219,7 @@ fn tx(id: u64, n: u64, state: TxState, leaders: &[LeaderView], elapsed: Duration
         origin: Arc::from(format!("txs.b64:{}", id + 1)),
         state,
         sends,
+        resigns: 0,
         first_sent: (sends > 0).then_some(first),
         last_sent: send_log.last().map(|s| s.at),
         landed_slot,

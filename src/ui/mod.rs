@@ -87,7 +87,7 @@ pub fn run(
     opts: UiOptions,
 ) -> anyhow::Result<UiExit> {
     let mut guard = terminal::TerminalGuard::enter()?;
-    let mut app = App::new(opts.title, opts.no_color);
+    let mut app = App::new(opts.title, opts.no_color).with_log_file(opts.log_file.as_deref());
     let mut snap = snapshots.borrow_and_update().clone();
     let mut last_draw: Option<Instant> = None;
     let mut dirty = true;

@@ -22,7 +22,7 @@ use ratatui::{
 };
 
 use super::{fmt, theme::Theme};
-use crate::engine::snapshot::{RateTarget, Snapshot};
+use crate::engine::snapshot::{RateTarget, RunState, Snapshot};
 
 pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
     // Without color the series differ by marker; the legend in the border says which is which.
@@ -56,10 +56,18 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
             target.push(Span::styled(fmt::rate(r.pacing.round()), theme.bold()));
         }
     }
-    let sending = vec![
-        Span::styled("sending ", theme.dim()),
-        Span::styled(fmt::measured(r.achieved), theme.series_sent()),
-    ];
+    // While paused the measured rate only decays; say what is happening instead.
+    let sending = if snap.run == RunState::Paused {
+        vec![
+            Span::styled("sending ", theme.dim()),
+            Span::styled("paused", theme.warn()),
+        ]
+    } else {
+        vec![
+            Span::styled("sending ", theme.dim()),
+            Span::styled(fmt::measured(r.achieved), theme.series_sent()),
+        ]
+    };
     let landing = vec![
         Span::styled("landing ", theme.dim()),
         Span::styled(fmt::measured(r.landing), theme.series_confirmed()),
