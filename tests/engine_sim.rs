@@ -332,3 +332,120 @@ async fn max_rate_climbs_while_landings_keep_up() {
         out.snapshot.rate.pacing
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_resumed_run_never_resends_what_landed() {
+    use txpace::engine::{Prior, TxFact};
+    let cluster = SimCluster::new(leaders(1));
+    let txs = cluster.transactions(100, unique_hash());
+    let mut prior = vec![None; 100];
+    for (i, p) in prior.iter_mut().enumerate().take(30) {
+        *p = Some(Prior::Confirmed {
+            slot: 900 + i as u64,
+            commitment: txpace::config::Commitment::Confirmed,
+        });
+    }
+    for (i, p) in prior.iter_mut().enumerate().take(60).skip(30) {
+        *p = Some(Prior::Sent { sends: 2 });
+        // Half of those landed after the interruption.
+        if i < 45 {
+            cluster.land(txs[i].signature);
+        }
+    }
+    let sigs: Vec<_> = txs.iter().map(|t| t.signature).collect();
+    let (facts_tx, mut facts) = tokio::sync::mpsc::unbounded_channel();
+    let mut cfg = config(100.0);
+    cfg.facts = Some(facts_tx);
+    let h = engine::spawn_resumed(
+        cfg,
+        txs,
+        prior,
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        None,
+    );
+    let out = h.task.await.expect("engine");
+    assert_eq!(out.snapshot.counts.confirmed, 100);
+    let sent: std::collections::HashSet<_> = cluster.sends().iter().map(|s| s.signature).collect();
+    for (i, sig) in sigs.iter().enumerate() {
+        let expect_sent = i >= 45;
+        assert_eq!(sent.contains(sig), expect_sent, "transaction {i}");
+    }
+    // The 30 journaled sends carry over: 30 × 2 + 15 resends + 40 first sends.
+    assert_eq!(out.snapshot.counts.sends, 60 + 15 + 40);
+    let mut confirmed_facts = 0;
+    while let Ok(f) = facts.try_recv() {
+        if let TxFact::Confirmed { id, .. } = f {
+            assert!(id >= 30, "already-confirmed {id} reported again");
+            confirmed_facts += 1;
+        }
+    }
+    assert_eq!(confirmed_facts, 70);
+}
+
+struct SimResigner(SimCluster);
+
+impl txpace::engine::Resigner for SimResigner {
+    fn resign(
+        &self,
+        id: u32,
+        attempt: u32,
+        blockhash: Hash,
+    ) -> Option<(solana_signature::Signature, Arc<[u8]>)> {
+        if attempt > 2 {
+            return None;
+        }
+        let mut sig = [0u8; 64];
+        sig[..4].copy_from_slice(&id.to_le_bytes());
+        sig[4] = attempt as u8;
+        sig[63] = 0x5a;
+        let sig = solana_signature::Signature::from(sig);
+        self.0.register(sig, blockhash);
+        let mut wire = vec![1u8];
+        wire.extend_from_slice(sig.as_ref());
+        Some((sig, wire.into()))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn expired_transactions_are_resigned_when_the_engine_holds_the_signer() {
+    use txpace::engine::TxFact;
+    let cluster = SimCluster::new(leaders(1));
+    let old = unique_hash();
+    cluster.add_blockhash(old, cluster.height_now() + 10);
+    let txs = cluster.transactions(20, old);
+    for tx in &txs {
+        cluster.set_fate(
+            tx.signature,
+            Fate {
+                never_lands: true,
+                ..Fate::default()
+            },
+        );
+    }
+    let fresh = unique_hash();
+    let (facts_tx, mut facts) = tokio::sync::mpsc::unbounded_channel();
+    let mut cfg = config(100.0);
+    cfg.facts = Some(facts_tx);
+    cfg.resigner = Some(Arc::new(SimResigner(cluster.clone())));
+    let h = engine::spawn(
+        cfg,
+        txs,
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        None,
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    cluster.add_blockhash(fresh, cluster.height_now() + 150);
+    let out = h.task.await.expect("engine");
+    let s = &out.snapshot;
+    assert_eq!((s.counts.confirmed, s.counts.expired), (20, 0));
+    assert!(s.txs.iter().all(|t| t.resigns == 1), "each re-signed once");
+    let mut resigned = 0;
+    while let Ok(f) = facts.try_recv() {
+        if matches!(f, TxFact::Resigned { attempt: 1, .. }) {
+            resigned += 1;
+        }
+    }
+    assert_eq!(resigned, 20);
+}

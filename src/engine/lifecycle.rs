@@ -9,6 +9,7 @@
 //!                    ├─────────────────┼────────────────────► Failed
 //!                    │                 │      blockhash no longer valid / deadline
 //!                    └─────────────────┴────────────────────► Expired
+//!   (re-signed with a fresh blockhash, when the engine holds the signer) ───► Queued
 //! ```
 //! A transaction can also be confirmed or failed while still Queued (a resumed run, or someone
 //! else sent it). Final states accept no event.
@@ -107,6 +108,9 @@ pub enum TxEvent {
     LandedWithError(String),
     /// Its blockhash is no longer valid (or its deadline passed) and it has not landed.
     Expired,
+    /// Its blockhash ran out, but its signer is at hand (deploy): signed again against a fresh
+    /// blockhash, it starts over as a new transaction.
+    Resigned,
 }
 
 /// A state change that [`transition`] accepted.
@@ -140,6 +144,7 @@ pub fn transition(state: TxState, event: &TxEvent) -> Result<Transition, Lifecyc
         TxEvent::Landed => TxState::Confirmed,
         TxEvent::LandedWithError(_) => TxState::Failed,
         TxEvent::Expired => TxState::Expired,
+        TxEvent::Resigned => TxState::Queued,
     };
     Ok(Transition { from: state, to })
 }
@@ -184,6 +189,17 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn resigning_starts_over() {
+        for s in [TxState::Queued, TxState::Sent, TxState::Resent] {
+            assert_eq!(
+                transition(s, &TxEvent::Resigned).unwrap().to,
+                TxState::Queued
+            );
+        }
+        assert!(transition(TxState::Expired, &TxEvent::Resigned).is_err());
     }
 
     #[test]

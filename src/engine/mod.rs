@@ -27,7 +27,9 @@ mod sync;
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
+use solana_hash::Hash;
 use solana_pubkey::Pubkey;
+use solana_signature::Signature;
 use tokio::{
     sync::{mpsc, watch},
     task::JoinHandle,
@@ -39,7 +41,7 @@ use net::{Chain, Transport};
 use snapshot::{RateTarget, Snapshot};
 
 /// How a run behaves; every field has a CLI flag on `txpace send`.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct EngineConfig {
     pub rate: RateTarget,
     /// Bound on every network send.
@@ -63,6 +65,64 @@ pub struct EngineConfig {
     pub publish_interval: Duration,
     /// Start paused (the dashboard's user may want to look first).
     pub start_paused: bool,
+    /// Every state change, as it happens, for the journal.
+    pub facts: Option<mpsc::UnboundedSender<TxFact>>,
+    /// Signs expired transactions again (deploys, where txpace holds the signers).
+    pub resigner: Option<Arc<dyn Resigner>>,
+}
+
+/// A fact about one transaction, streamed as it happens so a journal can make a run resumable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TxFact {
+    /// The `sends`-th send went out.
+    Sent {
+        id: u32,
+        sends: u32,
+    },
+    Confirmed {
+        id: u32,
+        slot: u64,
+        commitment: Commitment,
+    },
+    Failed {
+        id: u32,
+        slot: u64,
+        error: String,
+    },
+    Expired {
+        id: u32,
+    },
+    /// Signed again against a fresh blockhash; `signature` is its new id on chain.
+    Resigned {
+        id: u32,
+        signature: Signature,
+        attempt: u32,
+    },
+}
+
+/// What an earlier, interrupted run knew of a transaction (from its journal).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Prior {
+    /// Sent this many times, outcome unknown: the chain is asked before any resend.
+    Sent {
+        sends: u32,
+    },
+    Confirmed {
+        slot: u64,
+        commitment: Commitment,
+    },
+    Failed {
+        slot: u64,
+        error: String,
+    },
+    Expired,
+}
+
+/// Signs a transaction again when its blockhash ran out.
+pub trait Resigner: Send + Sync + 'static {
+    /// A new signing of transaction `id` against `blockhash` as (first signature, wire bytes), or
+    /// `None` to let it expire. `attempt` counts from 1.
+    fn resign(&self, id: u32, attempt: u32, blockhash: Hash) -> Option<(Signature, Arc<[u8]>)>;
 }
 
 impl EngineConfig {
@@ -80,6 +140,8 @@ impl EngineConfig {
             poll_interval: Duration::from_millis(400),
             publish_interval: Duration::from_millis(100),
             start_paused: false,
+            facts: None,
+            resigner: None,
         }
     }
 }
@@ -108,8 +170,23 @@ pub fn spawn(
     transport: Arc<dyn Transport>,
     slot_feed: Option<mpsc::UnboundedReceiver<u64>>,
 ) -> EngineHandle {
+    spawn_resumed(cfg, txs, Vec::new(), chain, transport, slot_feed)
+}
+
+/// [`spawn`], continuing an interrupted run: `prior[i]` is what the journal knew of `txs[i]`
+/// (missing entries mean never sent). Final transactions stay final and are never sent again;
+/// sent ones are checked on chain before any resend.
+pub fn spawn_resumed(
+    cfg: EngineConfig,
+    txs: Vec<LoadedTx>,
+    prior: Vec<Option<Prior>>,
+    chain: Arc<dyn Chain>,
+    transport: Arc<dyn Transport>,
+    slot_feed: Option<mpsc::UnboundedReceiver<u64>>,
+) -> EngineHandle {
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
-    let (engine, snapshots) = run::Engine::new(cfg, txs, chain, transport);
+    let (mut engine, snapshots) = run::Engine::new(cfg, txs, chain, transport);
+    engine.apply_prior(prior);
     let task = tokio::spawn(engine.run(cmd_rx, slot_feed));
     EngineHandle {
         commands: cmd_tx,

@@ -20,6 +20,7 @@ use super::{
     command::Command,
     expiry::ExpiryWatch,
     leaders::LeaderBook,
+    lifecycle::TxState,
     maxrate::{self, MaxRate},
     meter::Meter,
     net::{Chain, ChainStatus, SendError, Transport},
@@ -280,6 +281,64 @@ impl Engine {
         None
     }
 
+    fn fact(&self, fact: super::TxFact) {
+        if let Some(tx) = &self.cfg.facts {
+            let _ = tx.send(fact);
+        }
+    }
+
+    /// Carries over what an interrupted run's journal knew; see [`super::spawn_resumed`].
+    pub(super) fn apply_prior(&mut self, prior: Vec<Option<super::Prior>>) {
+        use super::{Prior, lifecycle::TxEvent};
+        let now = Instant::now();
+        for (id, p) in prior.into_iter().enumerate() {
+            let id = id as u32;
+            let Some(p) = p else { continue };
+            let note = Some("before resume".to_string());
+            match p {
+                Prior::Sent { sends } => {
+                    if self.store.restore_sends(id, sends, now).is_ok() {
+                        self.watch.insert(id);
+                        self.resends
+                            .push(Reverse((now + self.cfg.resend_interval, id)));
+                    }
+                }
+                Prior::Confirmed { slot, commitment } => {
+                    self.store.record_landed(id, slot, now);
+                    if self.store.apply(id, TxEvent::Landed, now, note).is_ok() {
+                        self.commitments[id as usize] = Some(commitment);
+                        self.finish(id);
+                    }
+                }
+                Prior::Failed { slot, error } => {
+                    self.store.record_landed(id, slot, now);
+                    if self
+                        .store
+                        .apply(id, TxEvent::LandedWithError(error), now, note)
+                        .is_ok()
+                    {
+                        self.finish(id);
+                    }
+                }
+                Prior::Expired => {
+                    if self.store.apply(id, TxEvent::Expired, now, note).is_ok() {
+                        self.finish(id);
+                    }
+                }
+            }
+        }
+        let store = &self.store;
+        self.fresh.retain(|id| {
+            store
+                .record(*id)
+                .is_some_and(|r| r.state == TxState::Queued)
+        });
+        if self.store.all_final() {
+            self.run = RunState::Done;
+        }
+        self.publish();
+    }
+
     fn send_next(&mut self) {
         let now = Instant::now();
         let targets = self.leaders.targets(now);
@@ -292,6 +351,8 @@ impl Engine {
         let Ok(first_log) = self.store.record_send(id, now, &targets) else {
             return;
         };
+        let sends = self.store.view(id).map_or(0, |v| v.sends);
+        self.fact(super::TxFact::Sent { id, sends });
         self.pacer.consume(now);
         self.meter.on_send(now - self.start);
         self.watch.insert(id);
@@ -369,6 +430,18 @@ impl Engine {
                 if self.store.apply(id, event, now, note).is_ok() {
                     self.finish(id);
                     self.commitments[id as usize] = Some(st.commitment);
+                    self.fact(match &st.err {
+                        Some(error) => super::TxFact::Failed {
+                            id,
+                            slot: st.slot,
+                            error: error.clone(),
+                        },
+                        None => super::TxFact::Confirmed {
+                            id,
+                            slot: st.slot,
+                            commitment: st.commitment,
+                        },
+                    });
                     self.leaders.on_landed(st.slot);
                     if st.err.is_none() {
                         self.meter.on_confirmed(now - self.start, latency);
@@ -377,13 +450,17 @@ impl Engine {
             }
             Some(st) => self.store.record_seen(id, st.slot),
             None => {
-                let expired_since = if rec.durable_nonce {
+                let (durable_nonce, seen) = (rec.durable_nonce, rec.seen_slot.is_some());
+                let expired_since = if durable_nonce {
                     self.sync.deadline_passed
                 } else {
                     self.expiry.invalid_since(&rec.blockhash)
                 };
                 if expired_since.is_some_and(|t| t <= asked) {
-                    let note = Some(if rec.durable_nonce {
+                    if !durable_nonce && self.try_resign(id, now) {
+                        return;
+                    }
+                    let note = Some(if durable_nonce {
                         "deadline passed before it landed".to_string()
                     } else {
                         "blockhash no longer valid".to_string()
@@ -394,13 +471,58 @@ impl Engine {
                         .is_ok()
                     {
                         self.finish(id);
+                        self.fact(super::TxFact::Expired { id });
                     }
-                } else if rec.seen_slot.is_some() {
+                } else if seen {
                     // Seen earlier on a fork that did not survive: send it again.
                     self.store.record_seen_cleared(id);
                 }
             }
         }
+    }
+
+    /// Signs an expired transaction again against the latest blockhash, when a resigner is
+    /// configured and agrees; it goes to the front of the queue as a new transaction.
+    fn try_resign(&mut self, id: u32, now: Instant) -> bool {
+        let (Some(resigner), Some((hash, last_valid))) =
+            (self.cfg.resigner.clone(), self.sync.latest)
+        else {
+            return false;
+        };
+        let Some(old) = self.store.record(id).map(|r| r.blockhash) else {
+            return false;
+        };
+        if old == hash {
+            return false;
+        }
+        let attempt = self.store.view(id).map_or(0, |v| v.resigns) + 1;
+        let Some((signature, wire)) = resigner.resign(id, attempt, hash) else {
+            return false;
+        };
+        let note = Some(format!(
+            "re-signed (attempt {attempt}) with blockhash {hash}"
+        ));
+        if self
+            .store
+            .apply(id, super::lifecycle::TxEvent::Resigned, now, note)
+            .is_err()
+        {
+            return false;
+        }
+        self.store.replace_signing(id, signature, wire, hash);
+        self.expiry.release(old);
+        self.expiry.track(hash);
+        self.by_hash.entry(hash).or_default().push(id);
+        self.expiry.on_latest(hash, last_valid);
+        self.store.set_last_valid_block_height(id, last_valid);
+        self.watch.remove(&id);
+        self.fresh.push_front(id);
+        self.fact(super::TxFact::Resigned {
+            id,
+            signature,
+            attempt,
+        });
+        true
     }
 
     fn finish(&mut self, id: u32) {

@@ -125,6 +125,17 @@ impl SimCluster {
         s.latest = Some((hash, last_valid));
     }
 
+    /// Lands a transaction as if someone else had sent it.
+    pub fn land(&self, sig: Signature) {
+        let slot = self.slot_now();
+        self.lock().landed.insert(sig, (slot, None));
+    }
+
+    /// Registers a transaction made outside [`Self::transactions`] (a re-signing) on `hash`.
+    pub fn register(&self, sig: Signature, hash: Hash) {
+        self.lock().tx_hash.insert(sig, hash);
+    }
+
     pub fn set_throttling(&self, addr: SocketAddr, on: bool) {
         let mut s = self.lock();
         if on {

@@ -147,8 +147,10 @@ pub struct TxView {
     /// `FILE:LINE` (or `FILE[index]` for JSON arrays) of the input.
     pub origin: Arc<str>,
     pub state: TxState,
-    /// Number of sends that went out (accepted or not).
+    /// Number of sends that went out (accepted or not), across re-signings.
     pub sends: u32,
+    /// Times it was signed again with a fresh blockhash (deploys only).
+    pub resigns: u32,
     #[serde(serialize_with = "ser_opt_ms")]
     pub first_sent: Option<Duration>,
     #[serde(serialize_with = "ser_opt_ms")]

@@ -61,6 +61,7 @@ impl TxStore {
                 origin: tx.origin,
                 state: TxState::Queued,
                 sends: 0,
+                resigns: 0,
                 first_sent: None,
                 last_sent: None,
                 landed_slot: None,
@@ -221,6 +222,31 @@ impl TxStore {
         Ok(first)
     }
 
+    /// Marks a transaction as sent `sends` times by an earlier run (resume).
+    pub fn restore_sends(
+        &mut self,
+        id: u32,
+        sends: u32,
+        now: Instant,
+    ) -> Result<(), LifecycleError> {
+        let note = Some("sent before resume".to_string());
+        for _ in 0..sends.clamp(1, 2) {
+            self.apply(id, TxEvent::Sent, now, note.clone())?;
+        }
+        let at = self.since_start(now);
+        self.counts.sends += u64::from(sends);
+        if let Some(rec) = self.records.get_mut(id as usize) {
+            rec.first_sent = Some(now);
+            rec.last_sent = Some(now);
+        }
+        if let Some(view) = self.views.get_mut(id as usize) {
+            view.sends = sends;
+            view.first_sent = Some(at);
+            view.last_sent = Some(at);
+        }
+        Ok(())
+    }
+
     /// Fills in a failed send's error.
     pub fn record_send_error(&mut self, id: u32, log_index: usize, error: &str) {
         self.counts.send_errors += 1;
@@ -250,6 +276,27 @@ impl TxStore {
             rec.seen_slot = None;
         }
         if let Some(view) = self.views.get_mut(id as usize) {
+            view.landed_slot = None;
+        }
+    }
+
+    /// Swaps in a fresh signing of the same transaction (after [`TxEvent::Resigned`]).
+    pub fn replace_signing(
+        &mut self,
+        id: u32,
+        signature: solana_signature::Signature,
+        wire: Arc<[u8]>,
+        blockhash: Hash,
+    ) {
+        if let Some(rec) = self.records.get_mut(id as usize) {
+            rec.wire = wire;
+            rec.blockhash = blockhash;
+            rec.seen_slot = None;
+        }
+        if let Some(view) = self.views.get_mut(id as usize) {
+            view.signature = signature;
+            view.resigns += 1;
+            view.last_valid_block_height = None;
             view.landed_slot = None;
         }
     }

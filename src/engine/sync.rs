@@ -63,6 +63,8 @@ pub(super) struct SyncState {
     pub staked: Option<bool>,
     pub health: Option<String>,
     pub deadline_passed: Option<Instant>,
+    /// The cluster's latest blockhash and its last valid height, for re-signing.
+    pub latest: Option<(Hash, u64)>,
     inflight: Inflight,
     nodes_at: Option<Instant>,
     feed_at: Option<Instant>,
@@ -255,6 +257,7 @@ impl Engine {
             ChainUpdate::Latest(r) => {
                 self.sync.inflight.latest = false;
                 r.map(|(hash, last_valid)| {
+                    self.sync.latest = Some((hash, last_valid));
                     if self.expiry.on_latest(hash, last_valid).is_some() {
                         self.set_last_valid(hash, last_valid);
                     }
