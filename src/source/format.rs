@@ -9,12 +9,13 @@
 //! We deliberately require neither valid UTF-8 nor the base64/base58 alphabets: a text file with
 //! one mangled line (a typo, a Latin-1 comment) must be read as lines, so the user is told which
 //! line is bad, instead of the whole file being misread as one binary transaction. The test is
-//! still safe the other way round, because every wire transaction is full of control bytes: a
-//! transaction that fits in 1232 bytes has at most 19 signatures, so its compact-u16 signature
-//! count, its message header's three counts and its account count are all small numbers below
-//! 0x20. Escaping the test would need each of them to be exactly 9, 10 or 13 (tab, LF, CR) —
-//! hence at least 9 signatures — *and* those 576+ bytes of ed25519 output, as good as random,
-//! to avoid all 30 control values: a chance below 10^-30.
+//! still safe the other way round, because every wire transaction is full of control bytes.
+//! Each signature costs 96 bytes (64 of signature, 32 of its signer's key), so a transaction of
+//! at most 1232 bytes has at most 12 signatures: its first byte (the signature count) and its
+//! message header's counts are all below 0x20. To pass as text, each would have to be 9 or 10
+//! (tab or LF; 13 is too many) — so at least 9 signatures — *and* those 576+ bytes of ed25519
+//! output, as good as random, would all have to avoid the 30 control values: a chance below
+//! 10^-30.
 //!
 //! # base64 or base58
 //!
