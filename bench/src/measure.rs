@@ -1,0 +1,1 @@
+//! Measuring a child process: wall time, CPU time and peak memory.
