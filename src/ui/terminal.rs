@@ -1,18 +1,23 @@
 //! Getting the terminal into raw mode and, above all, back out of it: on return, on error
-//! (the guard's `Drop`), on panic (a hook that restores before the panic message is printed,
-//! so the message is readable) and on SIGTERM/SIGHUP (a flag the event loop treats as quit).
+//! (the guard's `Drop`), on a panic of the dashboard's thread (a hook that restores before the
+//! panic message is printed, so the message is readable) and on SIGTERM/SIGHUP (a flag the
+//! event loop treats as quit).
 
 use std::{
     io::{self, Stdout},
     sync::{
-        Arc, Once,
+        Arc, Mutex, Once,
         atomic::{AtomicBool, Ordering},
     },
+    thread::ThreadId,
 };
 
 use crossterm::{
     cursor, execute,
-    terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode},
+    terminal::{
+        Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode,
+        enable_raw_mode,
+    },
 };
 use ratatui::{Terminal, backend::CrosstermBackend};
 use signal_hook::{
@@ -21,9 +26,11 @@ use signal_hook::{
     flag,
 };
 
-/// Whether the terminal is ours right now; the panic hook only restores when it is, so a panic
+/// Whether the terminal is ours right now; the panic hook only acts when it is, so a panic
 /// after the dashboard closed prints normally.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// The thread drawing the dashboard. Only its panic ends the dashboard.
+static UI_THREAD: Mutex<Option<ThreadId>> = Mutex::new(None);
 static HOOK: Once = Once::new();
 
 fn restore() {
@@ -31,10 +38,27 @@ fn restore() {
     let _ = execute!(io::stdout(), LeaveAlternateScreen, cursor::Show);
 }
 
+/// A panic on the dashboard's thread restores the terminal before the message is printed, so
+/// the message is readable and the shell usable. A panic on another thread (a tokio task, which
+/// tokio catches) does not end the dashboard: restoring the terminal then would leave the
+/// dashboard drawing over the shell, and printing would scribble over the dashboard, so the
+/// message goes to the log pane and log file instead.
 fn install_panic_hook() {
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
+            let on_ui = UI_THREAD
+                .lock()
+                .map(|t| *t == Some(std::thread::current().id()))
+                .unwrap_or(true);
+            if ACTIVE.load(Ordering::SeqCst) && !on_ui {
+                let name = std::thread::current()
+                    .name()
+                    .unwrap_or("unnamed")
+                    .to_string();
+                log::error!("panic in thread {name}: {info}");
+                return;
+            }
             if ACTIVE.swap(false, Ordering::SeqCst) {
                 restore();
             }
@@ -53,15 +77,24 @@ impl TerminalGuard {
     pub fn enter() -> anyhow::Result<Self> {
         install_panic_hook();
         let signals = Signals::register()?;
+        if let Ok(mut t) = UI_THREAD.lock() {
+            *t = Some(std::thread::current().id());
+        }
         enable_raw_mode()?;
         ACTIVE.store(true, Ordering::SeqCst);
         // From here on, an early return drops a guard that restores.
-        let mut guard = TerminalGuard {
+        let guard = TerminalGuard {
             terminal: Terminal::new(CrosstermBackend::new(io::stdout()))?,
             signals,
         };
-        execute!(io::stdout(), EnterAlternateScreen, cursor::Hide)?;
-        guard.terminal.clear()?;
+        // Not `Terminal::clear`: it asks the terminal where the cursor is and fails when no
+        // answer comes (some multiplexers, serial consoles); a plain clear needs no answer.
+        execute!(
+            io::stdout(),
+            EnterAlternateScreen,
+            cursor::Hide,
+            Clear(ClearType::All)
+        )?;
         Ok(guard)
     }
 
