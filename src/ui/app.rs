@@ -250,7 +250,7 @@ impl App {
         }
         if mid_h > 0 {
             let [l, r] =
-                Layout::horizontal([Constraint::Percentage(55), Constraint::Fill(1)]).areas(mid);
+                Layout::horizontal([Constraint::Percentage(58), Constraint::Fill(1)]).areas(mid);
             leaders::render(frame, l, snap, theme);
             rate::render(frame, r, snap, theme);
         }

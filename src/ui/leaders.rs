@@ -4,9 +4,9 @@
 //! ┌ Leaders ─────────────────────────────────────────────────────────────────┐
 //! │ now 7Np41oeYqPefeNQEHSv1UDhYrehxin3NStELsSKCT4K2  tpu 127.0.0.1:8009       │
 //! │     throttled, backing off 800 ms (stream open stalled)                    │
-//! │ Slot        Leader        State            Sent   Err  Landed TPU QUIC          │
-//! │ 1,232       7Np41oeY…T4K2 backoff 800 ms    812     3     790 127.0.0.1:8009    │
-//! │ 1,236       GdnSyH3Y…PWrv connected          40     0      12 127.0.0.1:8010    │
+//! │ Slot        Leader        State          Sent   Err   Thr  Landed TPU QUIC        │
+//! │ 1,232       7Np41oeY…T4K2 backoff 800 ms  812     3    12     790 127.0.0.1:8009  │
+//! │ 1,236       GdnSyH3Y…PWrv connected        40     0     0      12 127.0.0.1:8010  │
 //! └──────────────────────────────────────────────────────────────────────────┘
 //! ```
 //! The current leader is written out in full (people search for it) with its connection
@@ -27,16 +27,18 @@ use super::{
 };
 use crate::engine::snapshot::{LeaderView, Snapshot};
 
-/// Display order: Slot, Leader, State, Sent, Err, Landed, TPU QUIC. On a narrow terminal the
-/// slot and address go first: the header has the slot and the "now" line the address.
-const COLUMNS: [Column; 7] = [
-    Column::fixed(11, 5),
+/// Display order: Slot, Leader, State, Sent, Err, Thr, Landed, TPU QUIC. On a narrow terminal
+/// the slot and address go first (the header has the slot and the "now" line the address),
+/// then the throttle count (the state says whether it is throttling now).
+const COLUMNS: [Column; 8] = [
+    Column::fixed(11, 6),
     Column::fixed(13, 0),
-    Column::fill(12, 1),
+    Column::fill(14, 1),
     Column::fixed(7, 2),
     Column::fixed(5, 3),
+    Column::fixed(5, 5),
     Column::fixed(7, 4),
-    Column::fixed(19, 6),
+    Column::fixed(19, 7),
 ];
 
 pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
@@ -115,12 +117,18 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
             } else {
                 theme.plain()
             };
+            let thr = if l.throttled > 0 {
+                theme.warn()
+            } else {
+                theme.plain()
+            };
             let row = Row::new(pick(vec![
                 Cell::from(fmt::count(l.first_slot)),
                 Cell::from(fmt::short_key(&l.identity)),
                 Cell::from(Span::styled(short_conn(l), theme.conn(&l.conn))),
                 right(fmt::count(l.sent), theme.plain()),
                 right(fmt::count(l.send_errors), errs),
+                right(fmt::count(l.throttled), thr),
                 right(fmt::count(l.landed), theme.plain()),
                 Cell::from(addr(l)),
             ]));
@@ -136,6 +144,7 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
         h("State"),
         hr("Sent"),
         hr("Err"),
+        hr("Thr"),
         hr("Landed"),
         h("TPU QUIC"),
     ]))

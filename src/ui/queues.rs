@@ -1,7 +1,7 @@
 //! Queues: five tabs with their counts and a table of the selected queue.
 //!
 //! ```text
-//! ┌ Queues ─────────────────────────────────────────────────────────── row 12 of 3,400 ┐
+//! ┌ Queues · 5,000 txs · 5,120 sends · 12 send errors ──────────────── row 12 of 3,400 ┐
 //! │ 1 Pending 3,400 │ 2 Resent 120 │ 3 Confirmed 1,450 │ 4 Failed 3 │ 5 Expired 27        │
 //! │      # Signature      State     Sends Age     Blocks left Landed in Last leader  Last error│
 //! │     11 5VERv8NM…SkQU  sent          1 2.1 s           148           GdnSyH3Y…PWrv         ▲│
@@ -69,9 +69,26 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, view: TableView, t
             fmt::count(len as u64)
         )
     };
+    let c = &snap.counts;
+    let errs = if c.send_errors > 0 {
+        theme.bad()
+    } else {
+        theme.dim()
+    };
     let block = Block::bordered()
         .border_style(theme.border())
-        .title(Span::styled(" Queues ", theme.bold()))
+        .title(Line::from(vec![
+            Span::styled(" Queues ", theme.bold()),
+            Span::styled(
+                format!(
+                    "· {} txs · {} sends · ",
+                    fmt::count(c.total),
+                    fmt::count(c.sends)
+                ),
+                theme.dim(),
+            ),
+            Span::styled(format!("{} send errors ", fmt::count(c.send_errors)), errs),
+        ]))
         .title_top(Line::from(format!(" {position} ")).right_aligned());
     let inner = block.inner(area);
     frame.render_widget(block, area);
