@@ -192,10 +192,8 @@ pub fn redact_url(input: &str) -> String {
             url.set_query(None);
             url.set_fragment(None);
             let mut out = url.to_string();
-            if had_secret {
-                if let Some(pos) = out.find("://") {
-                    out.insert_str(pos + 3, "***@");
-                }
+            if had_secret && let Some(pos) = out.find("://") {
+                out.insert_str(pos + 3, "***@");
             }
             if had_query {
                 out.push_str("?***");

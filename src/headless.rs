@@ -51,8 +51,13 @@ pub fn progress_line(s: &Snapshot) -> String {
         .as_deref()
         .map(|h| format!(" | {h}"))
         .unwrap_or_default();
+    let phase = s
+        .phase
+        .as_ref()
+        .map(|p| format!("{} | ", p.label()))
+        .unwrap_or_default();
     format!(
-        "[{:>7.1}s] {:<8} sends {} | pending {} resent {} confirmed {} failed {} expired {} of {} | {} achieved {:.1} landing {:.1} | slot {} | {}{}",
+        "[{:>7.1}s] {:<8} {phase}sends {} | pending {} resent {} confirmed {} failed {} expired {} of {} | {} achieved {:.1} landing {:.1} | slot {} | {}{}",
         s.elapsed.as_secs_f64(),
         s.run.label(),
         c.sends,
@@ -151,25 +156,25 @@ impl Log for HeadlessLogger {
                 record.args()
             );
         }
-        if let Some(f) = &self.file {
-            if let Ok(mut f) = f.lock() {
-                let _ = writeln!(
-                    f,
-                    "{} {:<5} {}: {}",
-                    unix_time(),
-                    record.level(),
-                    record.target(),
-                    record.args()
-                );
-            }
+        if let Some(f) = &self.file
+            && let Ok(mut f) = f.lock()
+        {
+            let _ = writeln!(
+                f,
+                "{} {:<5} {}: {}",
+                unix_time(),
+                record.level(),
+                record.target(),
+                record.args()
+            );
         }
     }
 
     fn flush(&self) {
-        if let Some(f) = &self.file {
-            if let Ok(mut f) = f.lock() {
-                let _ = f.flush();
-            }
+        if let Some(f) = &self.file
+            && let Ok(mut f) = f.lock()
+        {
+            let _ = f.flush();
         }
     }
 }

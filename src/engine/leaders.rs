@@ -114,11 +114,12 @@ impl LeaderBook {
     pub fn upcoming(&self, count: usize) -> Vec<(Pubkey, u64, u64)> {
         let mut out: Vec<(Pubkey, u64, u64)> = Vec::new();
         for (&slot, &leader) in self.schedule.range(self.slot..) {
-            if let Some(last) = out.last_mut() {
-                if last.0 == leader && last.2 + 1 == slot {
-                    last.2 = slot;
-                    continue;
-                }
+            if let Some(last) = out.last_mut()
+                && last.0 == leader
+                && last.2 + 1 == slot
+            {
+                last.2 = slot;
+                continue;
             }
             if out.iter().any(|(l, _, _)| *l == leader) {
                 continue;

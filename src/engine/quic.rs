@@ -133,10 +133,10 @@ fn classify(err: &ConnectionError) -> SendError {
 
 async fn connection(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Connection, SendError> {
     let mut slot = peer.conn.lock().await;
-    if let Some(conn) = slot.as_ref() {
-        if conn.close_reason().is_none() {
-            return Ok(conn.clone());
-        }
+    if let Some(conn) = slot.as_ref()
+        && conn.close_reason().is_none()
+    {
+        return Ok(conn.clone());
     }
     *slot = None;
     set_state(peer, LinkState::Connecting);

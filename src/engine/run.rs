@@ -399,10 +399,8 @@ impl Engine {
                     log::debug!("send to {leader} at {addr} failed: {err}");
                 }
                 let throttled = self.leaders.on_result(leader, addr, &result, now);
-                if throttled {
-                    if let Some(m) = self.maxrate.as_mut() {
-                        m.on_throttle();
-                    }
+                if throttled && let Some(m) = self.maxrate.as_mut() {
+                    m.on_throttle();
                 }
             }
             Update::Chain(update) => self.on_chain(update),
@@ -527,11 +525,11 @@ impl Engine {
 
     fn finish(&mut self, id: u32) {
         self.watch.remove(&id);
-        if let Some(rec) = self.store.record(id) {
-            if !rec.durable_nonce {
-                let hash = rec.blockhash;
-                self.expiry.release(hash);
-            }
+        if let Some(rec) = self.store.record(id)
+            && !rec.durable_nonce
+        {
+            let hash = rec.blockhash;
+            self.expiry.release(hash);
         }
     }
 
@@ -581,6 +579,7 @@ impl Engine {
             txs: self.store.views().clone(),
             queues: self.store.queues().clone(),
             latency: self.meter.latency(),
+            phase: None,
         }
     }
 }
@@ -611,6 +610,7 @@ fn empty_snapshot() -> Snapshot {
         txs: Default::default(),
         queues: Default::default(),
         latency: Default::default(),
+        phase: None,
     }
 }
 

@@ -266,6 +266,42 @@ pub struct ClusterView {
     pub health: Option<String>,
 }
 
+/// Where a multi-step job (a program deploy: buffer, writes, deploy) stands, set by the command
+/// that drives the engine through its steps; plain sends have none. Bytes are the job's payload
+/// (program bytes in the buffer), counted when the transaction carrying them is confirmed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PhaseView {
+    pub name: Arc<str>,
+    /// 1-based position of this phase and how many there are.
+    pub step: u8,
+    pub steps: u8,
+    pub bytes_done: u64,
+    pub bytes_total: u64,
+}
+
+impl PhaseView {
+    /// Whole percent of the bytes done, rounded down so 100% means all of them.
+    pub fn percent(&self) -> u64 {
+        if self.bytes_total == 0 {
+            return 100;
+        }
+        (u128::from(self.bytes_done) * 100 / u128::from(self.bytes_total)) as u64
+    }
+
+    /// For progress lines: `2/3 writes 312000/615936 bytes (50%)`.
+    pub fn label(&self) -> String {
+        format!(
+            "{}/{} {} {}/{} bytes ({}%)",
+            self.step,
+            self.steps,
+            self.name,
+            self.bytes_done,
+            self.bytes_total,
+            self.percent()
+        )
+    }
+}
+
 /// An immutable picture of the whole engine.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Snapshot {
@@ -287,6 +323,9 @@ pub struct Snapshot {
     #[serde(skip)]
     pub queues: [Vector<u32>; 5],
     pub latency: LatencyView,
+    /// `None` from the engine itself; see [`PhaseView`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<PhaseView>,
 }
 
 impl Snapshot {

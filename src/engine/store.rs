@@ -145,17 +145,17 @@ impl TxStore {
         let t = lifecycle::transition(rec.state, &event)?;
         rec.state = t.to;
         let at = now.saturating_duration_since(self.start);
-        if t.from != t.to {
-            if let Some(view) = self.views.get_mut(id as usize) {
-                view.state = t.to;
-                Arc::make_mut(&mut view.history).push(StatusRecord {
-                    at,
-                    state: t.to,
-                    note: note.clone(),
-                });
-                if let TxEvent::LandedWithError(err) = &event {
-                    view.last_error = Some(err.as_str().into());
-                }
+        if t.from != t.to
+            && let Some(view) = self.views.get_mut(id as usize)
+        {
+            view.state = t.to;
+            Arc::make_mut(&mut view.history).push(StatusRecord {
+                at,
+                state: t.to,
+                note: note.clone(),
+            });
+            if let TxEvent::LandedWithError(err) = &event {
+                view.last_error = Some(err.as_str().into());
             }
         }
         let (from_q, to_q) = (t.from.queue(), t.to.queue());
@@ -313,10 +313,10 @@ impl TxStore {
     }
 
     pub fn set_last_valid_block_height(&mut self, id: u32, height: u64) {
-        if let Some(view) = self.views.get_mut(id as usize) {
-            if view.last_valid_block_height != Some(height) {
-                view.last_valid_block_height = Some(height);
-            }
+        if let Some(view) = self.views.get_mut(id as usize)
+            && view.last_valid_block_height != Some(height)
+        {
+            view.last_valid_block_height = Some(height);
         }
     }
 }

@@ -156,10 +156,11 @@ impl Engine {
         }
         self.sync.deadline_passed = Some(now);
         for id in 0..self.store.len() as u32 {
-            if let Some(rec) = self.store.record(id) {
-                if rec.durable_nonce && !rec.state.is_final() {
-                    self.watch.insert(id);
-                }
+            if let Some(rec) = self.store.record(id)
+                && rec.durable_nonce
+                && !rec.state.is_final()
+            {
+                self.watch.insert(id);
             }
         }
     }
