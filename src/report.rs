@@ -183,13 +183,15 @@ impl Report {
         Ok(())
     }
 
-    /// 0 when every transaction confirmed, 1 otherwise.
+    /// 1 when any transaction failed or expired, or the engine failed; 0 otherwise — including
+    /// a run the user ended early on purpose (its unfinished count says so). An interrupted
+    /// headless run is answered with 130 by the caller, as shells expect after Ctrl-C.
     pub fn exit_code(&self) -> u8 {
         let s = &self.summary;
-        if s.confirmed == s.total && s.outcome == "done" {
-            0
-        } else {
+        if s.failed + s.expired > 0 || s.outcome == "failed" {
             1
+        } else {
+            0
         }
     }
 }

@@ -6,14 +6,22 @@ use std::{io::IsTerminal, path::PathBuf, sync::Arc, time::Duration};
 use anyhow::{Context, Result};
 use solana_keypair::Keypair;
 use solana_signer::Signer;
+use tokio::{
+    sync::{mpsc, watch},
+    task::JoinHandle,
+};
 
 use crate::{
     cli::{GlobalOpts, RateArg, SendArgs, SendOpts},
     commands::r#gen::read_keypair,
     config::{self, Resolved, redact_url},
     engine::{
-        self, EngineConfig, RunOutcome, command::Command, quic::QuicTransport, rpc::RpcChain,
-        slots::spawn_slot_feed, snapshot::RateTarget,
+        self, EngineConfig, RunOutcome,
+        command::Command,
+        quic::QuicTransport,
+        rpc::RpcChain,
+        slots::spawn_slot_feed,
+        snapshot::{RateTarget, Snapshot},
     },
     headless,
     report::Report,
@@ -92,9 +100,9 @@ pub fn default_log_path(kind: &str) -> Option<PathBuf> {
     )
 }
 
-fn engine_config(spec: &RunSpec, identity: &Keypair) -> EngineConfig {
-    let o = &spec.opts;
-    let mut cfg = EngineConfig::new(identity.pubkey(), redact_url(&spec.resolved.rpc_url));
+/// The engine settings `SendOpts` and the cluster decide; `deploy` adds its re-signer on top.
+pub fn engine_config(resolved: &Resolved, o: &SendOpts, identity: &Keypair) -> EngineConfig {
+    let mut cfg = EngineConfig::new(identity.pubkey(), redact_url(&resolved.rpc_url));
     cfg.rate = match o.rate {
         RateArg::Fixed(r) => RateTarget::Fixed(r),
         RateArg::Max => RateTarget::Max,
@@ -102,7 +110,7 @@ fn engine_config(spec: &RunSpec, identity: &Keypair) -> EngineConfig {
     cfg.send_timeout = Duration::from_secs_f64(o.send_timeout.clamp(0.05, 600.0));
     cfg.fanout = o.fanout;
     cfg.resend_interval = o.resend_interval.0;
-    cfg.commitment = spec.resolved.commitment;
+    cfg.commitment = resolved.commitment;
     cfg.pinned_tpu = o.tpu;
     cfg.deadline = o
         .deadline
@@ -111,23 +119,92 @@ fn engine_config(spec: &RunSpec, identity: &Keypair) -> EngineConfig {
     cfg
 }
 
+/// What every engine-driving command sets up first: the QUIC identity, whether the dashboard
+/// runs, the log, and the async runtime.
+pub struct Session {
+    pub identity: Keypair,
+    pub tui: bool,
+    pub log_file: Option<PathBuf>,
+    pub rt: tokio::runtime::Runtime,
+    /// Set when a headless run was ended by Ctrl-C or SIGTERM (exit 130).
+    pub interrupted: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Session {
+    /// `kind` names the log file (`send-…log`, `deploy-…log`).
+    pub fn start(opts: &SendOpts, kind: &str) -> Result<Self> {
+        let identity = match &opts.identity {
+            Some(path) => read_keypair(path)?,
+            None => Keypair::new(),
+        };
+        let tui = !opts.no_tui && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+        let log_file = default_log_path(kind);
+        if tui {
+            ui::init_logging(log_file.as_deref())?;
+        } else {
+            headless::init_logging(log_file.as_deref())?;
+        }
+        if let Some(f) = &log_file {
+            log::info!("log file {}", f.display());
+        }
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .context("starting the async runtime")?;
+        Ok(Self {
+            identity,
+            tui,
+            log_file,
+            rt,
+            interrupted: Arc::default(),
+        })
+    }
+
+    /// Shows `snapshots` on the dashboard or as progress lines until `task` ends, and returns
+    /// its result. Quitting the dashboard, Ctrl-C and SIGTERM send `Command::Stop`; whatever
+    /// way it ends, the task is awaited so its outcome is never lost.
+    pub fn watch<T: Send + 'static>(
+        &self,
+        opts: &SendOpts,
+        title: String,
+        snapshots: watch::Receiver<Arc<Snapshot>>,
+        commands: mpsc::UnboundedSender<Command>,
+        task: JoinHandle<T>,
+    ) -> Result<T> {
+        let rt = &self.rt;
+        if self.tui {
+            let ui_opts = ui::UiOptions {
+                exit_when_done: opts.exit_when_done,
+                title,
+                no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+                log_file: self.log_file.clone(),
+            };
+            let ui_result = ui::run(snapshots, commands.clone(), ui_opts);
+            let _ = commands.send(Command::Stop);
+            let out = rt.block_on(task).context("engine task")?;
+            ui_result?;
+            Ok(out)
+        } else {
+            let progress = rt.spawn(headless::print_progress(snapshots, Duration::from_secs(1)));
+            let interrupted = self.interrupted.clone();
+            rt.spawn(async move {
+                stop_on_signal().await;
+                interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
+                log::warn!("interrupted: stopping");
+                let _ = commands.send(Command::Stop);
+            });
+            let out = rt.block_on(task).context("engine task")?;
+            let _ = rt.block_on(progress);
+            Ok(out)
+        }
+    }
+}
+
 pub fn run_engine(spec: RunSpec) -> Result<u8> {
-    let identity = match &spec.opts.identity {
-        Some(path) => read_keypair(path)?,
-        None => Keypair::new(),
-    };
-    let tui =
-        !spec.opts.no_tui && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
-    let log_file = default_log_path("send");
-    if tui {
-        ui::init_logging(log_file.as_deref())?;
-    } else {
-        headless::init_logging(log_file.as_deref())?;
-    }
-    if let Some(f) = &log_file {
-        log::info!("log file {}", f.display());
-    }
-    let cfg = engine_config(&spec, &identity);
+    let session = Session::start(&spec.opts, "send")?;
+    let identity = &session.identity;
+    let cfg = engine_config(&spec.resolved, &spec.opts, identity);
     log::info!(
         "sending {} transactions to {} as {} ({})",
         spec.txs.len(),
@@ -135,13 +212,9 @@ pub fn run_engine(spec: RunSpec) -> Result<u8> {
         identity.pubkey(),
         headless::target_label(cfg.rate, 0.0)
     );
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let rt = &session.rt;
     let entered = rt.enter();
-    let transport = QuicTransport::new(&identity).context("setting up QUIC")?;
+    let transport = QuicTransport::new(identity).context("setting up QUIC")?;
     let chain = RpcChain::new(&spec.resolved.rpc_url);
     let feed = spawn_slot_feed(spec.resolved.ws_url.clone());
     let handle = engine::spawn(
@@ -151,34 +224,13 @@ pub fn run_engine(spec: RunSpec) -> Result<u8> {
         Arc::new(transport),
         Some(feed),
     );
-    let outcome: RunOutcome = if tui {
-        let opts = ui::UiOptions {
-            exit_when_done: spec.opts.exit_when_done,
-            title: spec.title,
-            no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
-            log_file: log_file.clone(),
-        };
-        let ui_result = ui::run(handle.snapshots.clone(), handle.commands.clone(), opts);
-        // Whatever way the dashboard ended, the engine stops and hands back its outcome.
-        let _ = handle.commands.send(Command::Stop);
-        let outcome = rt.block_on(handle.task).context("engine task")?;
-        ui_result?;
-        outcome
-    } else {
-        let progress = rt.spawn(headless::print_progress(
-            handle.snapshots.clone(),
-            Duration::from_secs(1),
-        ));
-        let stop = handle.commands.clone();
-        rt.spawn(async move {
-            stop_on_signal().await;
-            log::warn!("interrupted: stopping");
-            let _ = stop.send(Command::Stop);
-        });
-        let outcome = rt.block_on(handle.task).context("engine task")?;
-        let _ = rt.block_on(progress);
-        outcome
-    };
+    let outcome: RunOutcome = session.watch(
+        &spec.opts,
+        spec.title,
+        handle.snapshots,
+        handle.commands,
+        handle.task,
+    )?;
     drop(entered);
     let report = Report::new(&outcome, &spec.skipped);
     if let Some(path) = &spec.opts.report {
@@ -189,16 +241,19 @@ pub fn run_engine(spec: RunSpec) -> Result<u8> {
     if let Some(path) = &spec.opts.report {
         println!("report: {}", path.display());
     }
-    if let Some(f) = &log_file {
+    if let Some(f) = &session.log_file {
         println!("log: {}", f.display());
     }
     log::logger().flush();
-    rt.shutdown_timeout(Duration::from_millis(200));
+    session.rt.shutdown_timeout(Duration::from_millis(200));
+    if session.interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+        return Ok(130);
+    }
     Ok(report.exit_code())
 }
 
 /// Ctrl-C or SIGTERM.
-async fn stop_on_signal() {
+pub async fn stop_on_signal() {
     let term = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut s) => {
