@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod deploy;
 pub mod engine;
 pub mod headless;
 pub mod report;

@@ -55,6 +55,15 @@ fn throttled_leader() {
 }
 
 #[test]
+fn deploy_phase_and_bytes_in_the_header() {
+    let app = App::new("deploy spl_token_2022.so (615,936 bytes)", false);
+    let text = fixtures::render_text(&app, &fixtures::deploying(300), W, H);
+    assert!(text.contains("phase 2/3 writes"));
+    assert!(text.contains("307,968 of 615,936 bytes (50%)"));
+    insta::assert_snapshot!(text);
+}
+
+#[test]
 fn max_rate_shows_pacing() {
     let text = screen(&fixtures::max_rate(300, 240.0));
     assert!(text.contains("target max  pacing 240 tx/s"));

@@ -286,6 +286,7 @@ fn build(n: usize, finished: bool, run: RunState) -> Snapshot {
         txs,
         queues,
         latency: latency(n > 0),
+        phase: None,
     }
 }
 
@@ -311,6 +312,7 @@ pub fn empty() -> Snapshot {
         txs: Vector::new(),
         queues: Default::default(),
         latency: LatencyView::default(),
+        phase: None,
     }
 }
 
@@ -361,6 +363,19 @@ pub fn max_rate(n: usize, pacing: f64) -> Snapshot {
     let mut s = running(n);
     s.rate.target = RateTarget::Max;
     s.rate.pacing = pacing;
+    s
+}
+
+/// A program deploy in its write phase, half the program's bytes in the buffer.
+pub fn deploying(n: usize) -> Snapshot {
+    let mut s = running(n);
+    s.phase = Some(crate::engine::snapshot::PhaseView {
+        name: "writes".into(),
+        step: 2,
+        steps: 3,
+        bytes_done: 307_968,
+        bytes_total: 615_936,
+    });
     s
 }
 

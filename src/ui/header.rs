@@ -5,6 +5,7 @@
 //! │ cluster http://127.0.0.1:8899/  commitment confirmed  slot 1,234  height 1,200      │
 //! │ elapsed 00:01:02  identity 7Np41oeY…T4K2 (unstaked)  ⚠ getSlot timed out, retrying  │
 //! └─────────────────────────────────────────────────────────────────────────────────────┘
+//! ┌ txpace · deploy x.so · phase 2/3 writes · 312,000 of 615,936 bytes (50%) ───── RUNNING ┐
 //! ```
 //! The run state sits in the border so it stays visible at any width; cluster health is only
 //! shown when the engine reports a problem, since silence is the healthy case.
@@ -27,12 +28,29 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, title: &str, theme
         format!(" {} ", snap.run.label()),
         theme.run_state(&snap.run),
     );
+    let mut title_spans = vec![
+        Span::styled(" txpace ", theme.bold()),
+        Span::styled(format!("· {title} "), theme.plain()),
+    ];
+    // A deploy's phase sits in the border with the title, where the eye goes first.
+    if let Some(p) = &snap.phase {
+        title_spans.push(Span::styled(
+            format!("· phase {}/{} {} ", p.step, p.steps, p.name),
+            theme.bold(),
+        ));
+        title_spans.push(Span::styled(
+            format!(
+                "· {} of {} bytes ({}%) ",
+                fmt::count(p.bytes_done),
+                fmt::count(p.bytes_total),
+                p.percent()
+            ),
+            theme.accent(),
+        ));
+    }
     let block = Block::bordered()
         .border_style(theme.border())
-        .title_top(Line::from(vec![
-            Span::styled(" txpace ", theme.bold()),
-            Span::styled(format!("· {title} "), theme.plain()),
-        ]))
+        .title_top(Line::from(title_spans))
         .title_top(Line::from(state).right_aligned());
 
     // Below ~110 columns the full identity and the long labels don't fit next to the rest.

@@ -1,0 +1,327 @@
+//! Running a planned deploy: each phase signed against a fresh blockhash and paced through its
+//! own engine run, the dashboard relayed across them, the buffer checked against the program
+//! and the final transaction simulated before it is sent.
+
+use std::sync::Arc;
+
+use solana_commitment_config::CommitmentConfig;
+use solana_keypair::Keypair;
+use solana_loader_v3_interface::instruction as loader;
+use solana_pubkey::Pubkey;
+use solana_rpc_client::nonblocking::rpc_client::RpcClient;
+use solana_rpc_client_api::config::RpcSimulateTransactionConfig;
+use solana_signature::Signature;
+use solana_signer::Signer;
+
+use super::{
+    DeployError,
+    accounts::{AccountData, BufferState},
+    chunks::WriteSigners,
+    plan::{Action, Plan},
+    relay::{Phase, Relay},
+    txs::{Planned, TxSet},
+};
+use crate::engine::{
+    self, EngineConfig, RunOutcome,
+    lifecycle::TxState,
+    net::{Chain, Transport},
+    slots::spawn_slot_feed,
+    snapshot::RunState,
+};
+
+/// Everything a deploy needs once it is planned.
+pub struct Deploy {
+    pub program: Arc<[u8]>,
+    pub plan: Plan,
+    pub payer: Arc<Keypair>,
+    pub authority: Arc<Keypair>,
+    pub buffer: Arc<Keypair>,
+    pub program_id: Pubkey,
+    /// Needed for a new program only.
+    pub program_keypair: Option<Arc<Keypair>>,
+    pub max_sign_attempts: u32,
+    /// Rent for the buffer and the program account, as planned.
+    pub buffer_rent: u64,
+    pub program_rent: u64,
+}
+
+/// Where the engines run and how the chain is read between phases.
+pub struct Cluster {
+    /// Settings for every phase's engine; the re-signer is set per phase.
+    pub engine: EngineConfig,
+    pub chain: Arc<dyn Chain>,
+    pub transport: Arc<dyn Transport>,
+    /// Websocket for the slot feed; `None` polls `getSlot`.
+    pub ws_url: Option<String>,
+    pub rpc: Arc<RpcClient>,
+}
+
+/// One phase's engine run, for the report.
+pub struct PhaseRun {
+    pub name: &'static str,
+    pub outcome: RunOutcome,
+}
+
+/// What a deploy did, whether or not it finished.
+pub struct Outcome {
+    pub phases: Vec<PhaseRun>,
+    /// The deploy or upgrade transaction, once it landed.
+    pub result: Result<Signature, DeployError>,
+}
+
+struct PhaseJob {
+    name: &'static str,
+    txs: TxSet,
+    /// The final transaction: check the buffer and simulate before sending.
+    last: bool,
+}
+
+pub async fn run(deploy: Deploy, cluster: Cluster, mut relay: Relay) -> Outcome {
+    let mut phases = Vec::new();
+    let result = run_phases(&deploy, &cluster, &mut relay, &mut phases).await;
+    if let Err(e) = &result {
+        // Stopped engines already show STOPPED; anything else is a failure to show.
+        if !matches!(e, DeployError::Interrupted(_)) {
+            relay.finish(RunState::Failed(e.to_string()));
+        }
+    }
+    Outcome { phases, result }
+}
+
+async fn run_phases(
+    d: &Deploy,
+    c: &Cluster,
+    relay: &mut Relay,
+    done: &mut Vec<PhaseRun>,
+) -> Result<Signature, DeployError> {
+    let jobs = jobs(d)?;
+    let steps = jobs.len() as u8;
+    let total = d.program.len() as u64;
+    let mut bytes_before = d.plan.bytes_present();
+    let mut landed = None;
+    for (k, job) in jobs.into_iter().enumerate() {
+        let phase = Phase {
+            name: job.name,
+            step: k as u8 + 1,
+            steps,
+            bytes_before,
+            bytes: job.txs.bytes().into(),
+            bytes_total: total,
+        };
+        if relay.stopped() {
+            return Err(DeployError::Interrupted(job.name));
+        }
+        if job.last {
+            relay.announce(&phase);
+            check_buffer(d, c).await?;
+            simulate(&job, c).await?;
+        }
+        let (blockhash, _) = c
+            .rpc
+            .get_latest_blockhash_with_commitment(CommitmentConfig::confirmed())
+            .await
+            .map_err(|e| DeployError::rpc("getLatestBlockhash", e))?;
+        let loaded = job.txs.sign_all(blockhash)?;
+        let mut cfg = c.engine.clone();
+        cfg.resigner = Some(Arc::new(job.txs));
+        let feed = c.ws_url.clone().map(spawn_slot_feed);
+        log::info!("{} phase: {} transactions", job.name, loaded.len());
+        let handle = engine::spawn(cfg, loaded, c.chain.clone(), c.transport.clone(), feed);
+        let outcome = relay
+            .run(&phase, handle, job.last)
+            .await
+            .map_err(DeployError::Engine)?;
+        let verdict = verdict(job.name, &outcome);
+        bytes_before += phase.bytes.iter().sum::<u64>();
+        if job.last {
+            landed = outcome.snapshot.txs.get(0).map(|v| v.signature);
+        }
+        done.push(PhaseRun {
+            name: job.name,
+            outcome,
+        });
+        verdict?;
+    }
+    landed.ok_or(DeployError::Unsigned)
+}
+
+/// The phases `d`'s plan calls for, in order.
+fn jobs(d: &Deploy) -> Result<Vec<PhaseJob>, DeployError> {
+    let payer = d.payer.pubkey();
+    let authority = d.authority.pubkey();
+    let buffer = d.buffer.pubkey();
+    let len = d.program.len();
+    let mut jobs = Vec::new();
+    if d.plan.create_buffer {
+        let create = Planned {
+            origin: format!("create buffer {buffer}"),
+            instructions: loader::create_buffer(&payer, &buffer, &authority, d.buffer_rent, len)
+                .map_err(|e| DeployError::Instruction(e.to_string()))?,
+            signers: vec![d.buffer.clone()],
+            bytes: 0,
+        };
+        jobs.push(PhaseJob {
+            name: "buffer",
+            txs: TxSet::new(d.payer.clone(), vec![create], d.max_sign_attempts),
+            last: false,
+        });
+    }
+    if !d.plan.writes.is_empty() {
+        let w = WriteSigners {
+            payer: d.payer.clone(),
+            authority: d.authority.clone(),
+            buffer,
+        };
+        let writes = w.plan(&d.program, d.plan.chunks, &d.plan.writes, &[]);
+        jobs.push(PhaseJob {
+            name: "writes",
+            txs: TxSet::new(d.payer.clone(), writes, d.max_sign_attempts),
+            last: false,
+        });
+    }
+    let (name, last) = match d.plan.action {
+        Action::Deploy { max_len } => (
+            "deploy",
+            Planned {
+                origin: format!("deploy {}", d.program_id),
+                instructions: loader::deploy_with_max_program_len(
+                    &payer,
+                    &d.program_id,
+                    &buffer,
+                    &authority,
+                    d.program_rent,
+                    max_len,
+                )
+                .map_err(|e| DeployError::Instruction(e.to_string()))?,
+                signers: d
+                    .program_keypair
+                    .iter()
+                    .cloned()
+                    .chain([d.authority.clone()])
+                    .collect(),
+                bytes: 0,
+            },
+        ),
+        Action::Upgrade { .. } => (
+            "upgrade",
+            Planned {
+                origin: format!("upgrade {}", d.program_id),
+                instructions: vec![loader::upgrade(&d.program_id, &buffer, &authority, &payer)],
+                signers: vec![d.authority.clone()],
+                bytes: 0,
+            },
+        ),
+    };
+    jobs.push(PhaseJob {
+        name,
+        txs: TxSet::new(d.payer.clone(), vec![last], d.max_sign_attempts),
+        last: true,
+    });
+    Ok(jobs)
+}
+
+/// Whether a phase's run lets the deploy go on.
+fn verdict(name: &'static str, outcome: &RunOutcome) -> Result<(), DeployError> {
+    let s = &outcome.snapshot;
+    if s.run == RunState::Stopped {
+        return Err(DeployError::Interrupted(name));
+    }
+    let c = s.counts;
+    if c.confirmed == c.total {
+        return Ok(());
+    }
+    let mut detail = format!(
+        "{} of {} transactions confirmed, {} failed, {} expired",
+        c.confirmed, c.total, c.failed, c.expired
+    );
+    if let Some(v) = s.txs.iter().find(|v| v.state == TxState::Failed) {
+        detail.push_str(&format!(
+            "; {} ({}) failed: {}",
+            v.origin,
+            v.signature,
+            v.last_error.as_deref().unwrap_or("unknown error")
+        ));
+    } else if let Some(v) = s.txs.iter().find(|v| v.state == TxState::Expired) {
+        detail.push_str(&format!(
+            "; {} expired after {} signings (raise --max-sign-attempts, or lower --rate on a busy cluster)",
+            v.origin,
+            v.resigns + 1
+        ));
+    }
+    if let RunState::Failed(e) = &s.run {
+        detail.push_str(&format!("; engine: {e}"));
+    }
+    Err(DeployError::PhaseFailed {
+        phase: name,
+        detail,
+    })
+}
+
+/// Reads the buffer back and compares it with the program: the deploy must not make permanent
+/// anything but the file's bytes.
+async fn check_buffer(d: &Deploy, c: &Cluster) -> Result<(), DeployError> {
+    let buffer = d.buffer.pubkey();
+    let account = fetch_account(&c.rpc, &buffer).await?;
+    match BufferState::read(&buffer, account)? {
+        BufferState::Found { program, .. } => {
+            let differing = d.plan.chunks.differing(&d.program, &program);
+            if differing.is_empty() && program.len() == d.program.len() {
+                Ok(())
+            } else {
+                Err(DeployError::BufferIncomplete(differing.len()))
+            }
+        }
+        BufferState::Missing => Err(DeployError::NotABuffer {
+            address: buffer,
+            what: "missing".into(),
+        }),
+    }
+}
+
+/// Reads one account at `confirmed`.
+pub async fn fetch_account(
+    rpc: &RpcClient,
+    address: &Pubkey,
+) -> Result<Option<AccountData>, DeployError> {
+    let acc = rpc
+        .get_account_with_commitment(address, CommitmentConfig::confirmed())
+        .await
+        .map_err(|e| DeployError::rpc(format!("getAccountInfo {address}"), e))?
+        .value;
+    Ok(acc.map(|a| AccountData {
+        owner: a.owner,
+        lamports: a.lamports,
+        executable: a.executable,
+        data: a.data,
+    }))
+}
+
+/// Simulates the phase's only transaction; a failure shows the program logs and spends nothing.
+async fn simulate(job: &PhaseJob, c: &Cluster) -> Result<(), DeployError> {
+    let (blockhash, _) = c
+        .rpc
+        .get_latest_blockhash_with_commitment(CommitmentConfig::confirmed())
+        .await
+        .map_err(|e| DeployError::rpc("getLatestBlockhash", e))?;
+    let tx = job.txs.sign(0, blockhash)?;
+    let config = RpcSimulateTransactionConfig {
+        sig_verify: false,
+        replace_recent_blockhash: true,
+        commitment: Some(CommitmentConfig::confirmed()),
+        ..Default::default()
+    };
+    let result = c
+        .rpc
+        .simulate_transaction_with_config(&tx, config)
+        .await
+        .map_err(|e| DeployError::rpc("simulateTransaction", e))?
+        .value;
+    match result.err {
+        None => Ok(()),
+        Some(err) => Err(DeployError::Simulation {
+            what: job.name,
+            err: err.to_string(),
+            logs: result.logs.unwrap_or_default(),
+        }),
+    }
+}

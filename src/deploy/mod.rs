@@ -1,0 +1,19 @@
+//! Program deploys with the upgradeable BPF loader, paced through the send engine.
+//!
+//! A deploy is three phases, each a run of the engine: create the buffer account, write the
+//! program into it in packet-sized chunks, then deploy (or upgrade) from it. Everything that can
+//! be checked is checked before the first lamport is spent ([`elf`], [`plan`]); writes whose
+//! blockhash expires are signed again ([`txs`]); an interrupted deploy resumes from what its
+//! buffer holds ([`chunks`]); and the dashboard shows which phase runs and how many program
+//! bytes are in the buffer ([`relay`]).
+
+pub mod accounts;
+pub mod chunks;
+pub mod drive;
+pub mod elf;
+mod error;
+pub mod plan;
+pub mod relay;
+pub mod txs;
+
+pub use error::{DeployError, sol};

@@ -1,0 +1,221 @@
+//! One dashboard across several engine runs.
+//!
+//! A deploy runs the engine once per phase (buffer, writes, deploy), because each phase may only
+//! start once the previous one landed. The dashboard and the headless progress lines must not
+//! notice: the relay republishes every engine's snapshots on one channel, adding the phase and
+//! the program bytes confirmed so far, keeping elapsed time running across phases, and showing
+//! DONE only after the last one. Commands from the dashboard go to whichever engine runs, and a
+//! pause or rate change carries over to the next phase.
+//!
+//! ```text
+//!  engine (buffer) ─┐                         ┌─► dashboard / progress lines
+//!  engine (writes) ─┼─► relay (+phase, bytes) ┤
+//!  engine (deploy) ─┘          ▲              └── commands (pause, rate, stop)
+//! ```
+
+use std::{sync::Arc, time::Duration};
+
+use tokio::sync::{mpsc, watch};
+
+use crate::engine::{
+    EngineHandle, RunOutcome,
+    command::Command,
+    lifecycle::Queue,
+    snapshot::{PhaseView, RateTarget, RunState, Snapshot},
+};
+
+/// One phase as the dashboard shows it.
+#[derive(Clone, Debug)]
+pub struct Phase {
+    pub name: &'static str,
+    /// 1-based.
+    pub step: u8,
+    pub steps: u8,
+    /// Program bytes in the buffer before this phase's transactions.
+    pub bytes_before: u64,
+    /// Program bytes each of this phase's transactions writes, by engine id.
+    pub bytes: Arc<[u64]>,
+    pub bytes_total: u64,
+}
+
+/// The dashboard's side: what it reads and where its commands go.
+pub struct RelayEnds {
+    pub snapshots: watch::Receiver<Arc<Snapshot>>,
+    pub commands: mpsc::UnboundedSender<Command>,
+}
+
+pub struct Relay {
+    out: watch::Sender<Arc<Snapshot>>,
+    commands: Option<mpsc::UnboundedReceiver<Command>>,
+    last: Arc<Snapshot>,
+    stopped: bool,
+    paused: bool,
+    rate: Option<RateTarget>,
+    /// Elapsed time of the phases before this one.
+    offset: Duration,
+    seq: u64,
+    /// Members of the Confirmed queue already counted, and their bytes.
+    counted: usize,
+    confirmed_bytes: u64,
+}
+
+impl Relay {
+    /// A relay showing `first` until the first engine publishes; `start_paused` as the user
+    /// asked for the first engine.
+    pub fn new(first: Arc<Snapshot>, start_paused: bool) -> (Self, RelayEnds) {
+        let (out, snapshots) = watch::channel(first.clone());
+        let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+        (
+            Relay {
+                out,
+                commands: Some(cmd_rx),
+                last: first,
+                stopped: false,
+                paused: start_paused,
+                rate: None,
+                offset: Duration::ZERO,
+                seq: 0,
+                counted: 0,
+                confirmed_bytes: 0,
+            },
+            RelayEnds {
+                snapshots,
+                commands: cmd_tx,
+            },
+        )
+    }
+
+    /// The user asked to stop (dashboard `q`, Ctrl-C): no further phase may start.
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// Relays `engine` as `phase` until it ends, and returns its outcome. The engine's own start
+    /// state is overridden by what the user chose during earlier phases.
+    pub async fn run(
+        &mut self,
+        phase: &Phase,
+        engine: EngineHandle,
+        last_phase: bool,
+    ) -> Result<RunOutcome, String> {
+        self.counted = 0;
+        self.confirmed_bytes = 0;
+        let EngineHandle {
+            commands,
+            mut snapshots,
+            mut task,
+        } = engine;
+        if let Some(rate) = self.rate {
+            let _ = commands.send(Command::SetRate(rate));
+        }
+        let _ = commands.send(if self.paused {
+            Command::Pause
+        } else {
+            Command::Resume
+        });
+        if self.stopped {
+            let _ = commands.send(Command::Stop);
+        }
+        let mut engine_live = true;
+        loop {
+            tokio::select! {
+                biased;
+                done = &mut task => {
+                    let outcome = done.map_err(|e| e.to_string())?;
+                    self.publish(&outcome.snapshot, phase, last_phase);
+                    self.offset += outcome.snapshot.elapsed;
+                    return Ok(outcome);
+                }
+                cmd = recv(&mut self.commands) => match cmd {
+                    Some(cmd) => {
+                        self.remember(&cmd);
+                        let _ = commands.send(cmd);
+                    }
+                    None => self.commands = None,
+                },
+                changed = snapshots.changed(), if engine_live => match changed {
+                    Ok(()) => {
+                        let snap = snapshots.borrow_and_update().clone();
+                        self.publish(&snap, phase, last_phase);
+                    }
+                    Err(_) => engine_live = false,
+                },
+            }
+        }
+    }
+
+    /// Shows `phase` on the last picture while no engine runs (a check between phases).
+    pub fn announce(&mut self, phase: &Phase) {
+        self.counted = 0;
+        self.confirmed_bytes = 0;
+        let last = self.last.clone();
+        let mut snap = self.decorate(&last, phase, false);
+        snap.elapsed = self.last.elapsed;
+        snap.run = RunState::Running;
+        self.send(snap);
+    }
+
+    /// Ends the run on the dashboard with `state` (a failure between phases), so the dashboard
+    /// shows it and headless progress stops.
+    pub fn finish(&mut self, state: RunState) {
+        let mut snap = (*self.last).clone();
+        snap.run = state;
+        self.send(snap);
+    }
+
+    fn remember(&mut self, cmd: &Command) {
+        match cmd {
+            Command::Pause => self.paused = true,
+            Command::Resume => self.paused = false,
+            Command::TogglePause => self.paused = !self.paused,
+            Command::SetRate(r) => self.rate = Some(*r),
+            Command::Stop => self.stopped = true,
+        }
+    }
+
+    fn publish(&mut self, snap: &Snapshot, phase: &Phase, last_phase: bool) {
+        let mut s = self.decorate(snap, phase, last_phase);
+        s.elapsed = self.offset + snap.elapsed;
+        self.send(s);
+    }
+
+    fn send(&mut self, mut snap: Snapshot) {
+        self.seq += 1;
+        snap.seq = self.seq;
+        let snap = Arc::new(snap);
+        self.last = snap.clone();
+        self.out.send_replace(snap);
+    }
+
+    /// `snap` with the phase and bytes; confirmations are counted once each, as they arrive (the
+    /// Confirmed queue only grows), so this costs nothing per tracked transaction.
+    fn decorate(&mut self, snap: &Snapshot, phase: &Phase, last_phase: bool) -> Snapshot {
+        let confirmed = &snap.queues[Queue::Confirmed as usize];
+        while self.counted < confirmed.len() {
+            if let Some(id) = confirmed.get(self.counted) {
+                self.confirmed_bytes += phase.bytes.get(*id as usize).copied().unwrap_or(0);
+            }
+            self.counted += 1;
+        }
+        let mut s = snap.clone();
+        s.phase = Some(PhaseView {
+            name: phase.name.into(),
+            step: phase.step,
+            steps: phase.steps,
+            bytes_done: (phase.bytes_before + self.confirmed_bytes).min(phase.bytes_total),
+            bytes_total: phase.bytes_total,
+        });
+        if !last_phase && s.run == RunState::Done {
+            // One phase is done, the deploy is not.
+            s.run = RunState::Running;
+        }
+        s
+    }
+}
+
+async fn recv(rx: &mut Option<mpsc::UnboundedReceiver<Command>>) -> Option<Command> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
