@@ -63,6 +63,9 @@ pub enum Command {
     Send(SendArgs),
     /// Start a local validator, generate the founding workload and send it with the dashboard
     Demo(DemoArgs),
+    /// Deploy or upgrade a program with the upgradeable BPF loader, its buffer writes paced
+    /// through the engine and watched on the dashboard; an interrupted deploy resumes
+    Deploy(DeployArgs),
 }
 
 /// How input files are encoded.
@@ -247,6 +250,45 @@ pub struct DemoArgs {
     /// Send with the validator's own (staked) identity instead of an unstaked ephemeral one
     #[arg(long, conflicts_with = "identity")]
     pub staked: bool,
+    #[command(flatten)]
+    pub send: SendOpts,
+}
+
+#[derive(Debug, Args)]
+pub struct DeployArgs {
+    /// The program: the .so that `cargo build-sbf` writes to target/deploy/
+    #[arg(value_name = "PROGRAM.so", required_unless_present = "close_buffer")]
+    pub program: Option<PathBuf>,
+    /// Fee payer [default: the CLI config's keypair_path]
+    #[arg(short = 'k', long, value_name = "KEYPAIR")]
+    pub keypair: Option<PathBuf>,
+    /// The program's address: a keypair file to deploy a new program (an existing one is
+    /// upgraded), or the public key of a program to upgrade [default: NAME-keypair.json next to
+    /// the .so, created when missing, as `cargo build-sbf` does]
+    #[arg(long, value_name = "KEYPAIR|PUBKEY")]
+    pub program_id: Option<String>,
+    /// Upgrade authority of the program, which also owns the buffer [default: the payer]
+    #[arg(long, value_name = "KEYPAIR")]
+    pub upgrade_authority: Option<PathBuf>,
+    /// Buffer account keypair: created when no account exists at its address, resumed when one
+    /// does (only the chunks missing or different are written) [default: NAME-buffer.json next
+    /// to the .so, removed after a successful deploy]
+    #[arg(long, value_name = "KEYPAIR")]
+    pub buffer: Option<PathBuf>,
+    /// Bytes reserved for the program, for later upgrades of a larger build [default: the
+    /// program's size]
+    #[arg(long, value_name = "BYTES")]
+    pub max_len: Option<usize>,
+    /// Signings allowed per transaction: one whose blockhash expires before it lands is signed
+    /// again with a fresh blockhash and re-queued until this many signings
+    #[arg(long, default_value_t = 5, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_sign_attempts: u32,
+    /// Close this buffer and return its lamports to the payer instead of deploying (signed by
+    /// --upgrade-authority, default the payer)
+    #[arg(long, value_name = "KEYPAIR|PUBKEY",
+          conflicts_with_all = ["program", "program_id", "buffer", "max_len"])]
+    pub close_buffer: Option<String>,
     #[command(flatten)]
     pub send: SendOpts,
 }

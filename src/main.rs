@@ -13,6 +13,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => commands::r#gen::run(&cli.global, args),
         Command::Send(args) => commands::send::run(&cli.global, args),
         Command::Demo(args) => commands::demo::run(args),
+        Command::Deploy(args) => commands::deploy::run(&cli.global, args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

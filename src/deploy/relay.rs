@@ -18,10 +18,10 @@ use std::{sync::Arc, time::Duration};
 use tokio::sync::{mpsc, watch};
 
 use crate::engine::{
-    EngineHandle, RunOutcome,
+    EngineConfig, EngineHandle, RunOutcome,
     command::Command,
     lifecycle::Queue,
-    snapshot::{PhaseView, RateTarget, RunState, Snapshot},
+    snapshot::{ClusterView, PhaseView, RateTarget, RateView, RunState, Snapshot},
 };
 
 /// One phase as the dashboard shows it.
@@ -210,6 +210,37 @@ impl Relay {
             s.run = RunState::Running;
         }
         s
+    }
+}
+
+/// What the dashboard shows before the first engine publishes: the cluster and nothing else.
+pub fn blank_snapshot(cfg: &EngineConfig) -> Snapshot {
+    Snapshot {
+        seq: 0,
+        run: RunState::Starting,
+        elapsed: Duration::ZERO,
+        cluster: ClusterView {
+            rpc_url: cfg.rpc_url_display.clone(),
+            commitment: cfg.commitment.as_str(),
+            slot: 0,
+            block_height: 0,
+            identity: cfg.identity,
+            staked: None,
+            health: None,
+        },
+        rate: RateView {
+            target: cfg.rate,
+            pacing: 0.0,
+            achieved: 0.0,
+            landing: 0.0,
+            history: Arc::default(),
+        },
+        counts: Default::default(),
+        leaders: Arc::default(),
+        txs: Default::default(),
+        queues: Default::default(),
+        latency: Default::default(),
+        phase: None,
     }
 }
 
