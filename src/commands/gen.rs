@@ -33,6 +33,7 @@ use solana_transaction::versioned::VersionedTransaction;
 use crate::{
     cli::{GenArgs, GlobalOpts, OutputFormat},
     config::{self, redact_url},
+    source::{encode_base58, encode_base64},
 };
 
 /// The base fee per signature; unchanged on every cluster since launch.
@@ -369,15 +370,6 @@ pub fn write_transactions(
         .with_context(|| format!("writing {}", path.display()))
 }
 
-fn encode_base64(bytes: &[u8]) -> String {
-    use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(bytes)
-}
-
-fn encode_base58(bytes: &[u8]) -> String {
-    bs58::encode(bytes).into_string()
-}
-
 fn format_name(format: OutputFormat) -> &'static str {
     match format {
         OutputFormat::Base64 => "base64, one per line",
@@ -492,6 +484,31 @@ mod tests {
         assert_eq!(array.len(), 3);
         for (s, tx) in array.iter().zip(&txs) {
             assert_eq!(decode(s), *tx);
+        }
+    }
+
+    #[test]
+    fn the_source_reader_accepts_every_output_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let payers = [Keypair::new(), Keypair::new()];
+        let txs = build_self_transfers(&payers, 4, 1_000_000, 1_000, Hash::new_from_array([9; 32]))
+            .unwrap();
+        for (format, name) in [
+            (OutputFormat::Base64, "t.b64"),
+            (OutputFormat::Base58, "t.b58"),
+            (OutputFormat::Json, "t.json"),
+        ] {
+            let path = dir.path().join(name);
+            write_transactions(&path, &txs, format).unwrap();
+            let loaded = crate::source::load(&[path], crate::cli::InputFormat::Auto).unwrap();
+            assert!(
+                loaded.invalid.is_empty(),
+                "{format:?}: {:?}",
+                loaded.invalid
+            );
+            let sigs: Vec<_> = loaded.valid.iter().map(|t| t.signature).collect();
+            let want: Vec<_> = txs.iter().map(|t| t.signatures[0]).collect();
+            assert_eq!(sigs, want, "{format:?}");
         }
     }
 
