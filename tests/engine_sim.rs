@@ -6,12 +6,13 @@ use std::{sync::Arc, time::Duration};
 use solana_hash::Hash;
 use solana_pubkey::Pubkey;
 use txpace::engine::{
-    self, EngineConfig, RunOutcome,
+    self, EngineConfig, EngineHandle, RunOutcome,
     command::Command,
     lifecycle::{Queue, TxState},
     sim::{Fate, SimCluster},
     snapshot::{ConnState, RateTarget, RunState},
 };
+use txpace::source::LoadedTx;
 
 fn config(rate: f64) -> EngineConfig {
     let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
@@ -27,16 +28,20 @@ fn leaders(n: usize) -> Vec<Pubkey> {
     (0..n).map(|_| Pubkey::new_unique()).collect()
 }
 
-async fn run(cluster: &SimCluster, cfg: EngineConfig, n: usize) -> RunOutcome {
-    let txs = cluster.transactions(n, unique_hash());
-    let h = engine::spawn(
+/// Starts the engine on the simulated cluster (both its chain and its transport).
+fn start(cluster: &SimCluster, cfg: EngineConfig, txs: Vec<LoadedTx>) -> EngineHandle {
+    engine::spawn(
         cfg,
         txs,
         Arc::new(cluster.clone()),
         Arc::new(cluster.clone()),
         None,
-    );
-    h.task.await.expect("engine task")
+    )
+}
+
+async fn run(cluster: &SimCluster, cfg: EngineConfig, n: usize) -> RunOutcome {
+    let txs = cluster.transactions(n, unique_hash());
+    start(cluster, cfg, txs).task.await.expect("engine task")
 }
 
 /// Transaction sends (first send to the first target) between `from` and `to` seconds.
@@ -85,13 +90,7 @@ async fn resends_go_through_the_same_pacer() {
     }
     let mut cfg = config(50.0);
     cfg.resend_interval = Duration::from_secs(2);
-    let h = engine::spawn(
-        cfg,
-        txs,
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
+    let h = start(&cluster, cfg, txs);
     let out = h.task.await.expect("engine");
     let c = out.snapshot.counts;
     assert_eq!((c.confirmed, c.failed, c.expired), (200, 0, 0));
@@ -123,13 +122,7 @@ async fn failed_transactions_are_final_and_never_resent() {
             ..Fate::default()
         },
     );
-    let h = engine::spawn(
-        config(100.0),
-        txs,
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
+    let h = start(&cluster, config(100.0), txs);
     let out = h.task.await.expect("engine");
     let s = &out.snapshot;
     assert_eq!((s.counts.confirmed, s.counts.failed), (9, 1));
@@ -160,13 +153,7 @@ async fn unlanded_transactions_expire_with_their_blockhash() {
     }
     let mut cfg = config(100.0);
     cfg.resend_interval = Duration::from_secs(2);
-    let h = engine::spawn(
-        cfg,
-        txs,
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
+    let h = start(&cluster, cfg, txs);
     let out = h.task.await.expect("engine");
     let s = &out.snapshot;
     assert_eq!((s.counts.confirmed, s.counts.expired), (10, 10));
@@ -189,13 +176,7 @@ async fn unlanded_transactions_expire_with_their_blockhash() {
 async fn pause_stops_sends_and_rate_changes_apply() {
     let cluster = SimCluster::new(leaders(1));
     let txs = cluster.transactions(400, unique_hash());
-    let h = engine::spawn(
-        config(100.0),
-        txs,
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
+    let h = start(&cluster, config(100.0), txs);
     tokio::time::sleep(Duration::from_secs(1)).await;
     h.commands.send(Command::Pause).expect("send");
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -227,13 +208,7 @@ async fn a_throttling_leader_is_backed_off_and_others_still_get_sends() {
     let b = cluster.addr_of(&ls[1]).expect("addr");
     cluster.set_throttling(a, true);
     let txs = cluster.transactions(300, unique_hash());
-    let h = engine::spawn(
-        config(100.0),
-        txs,
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
+    let h = start(&cluster, config(100.0), txs);
     tokio::time::sleep(Duration::from_millis(1_050)).await;
     let snap = h.snapshots.borrow().clone();
     let leader_a = snap
@@ -284,13 +259,7 @@ async fn sends_follow_leader_rotation_with_fanout() {
 async fn rpc_outage_is_shown_and_survived() {
     let cluster = SimCluster::new(leaders(1));
     let txs = cluster.transactions(500, unique_hash());
-    let h = engine::spawn(
-        config(100.0),
-        txs,
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
+    let h = start(&cluster, config(100.0), txs);
     tokio::time::sleep(Duration::from_secs(1)).await;
     cluster.set_rpc_down(true);
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -428,13 +397,7 @@ async fn expired_transactions_are_resigned_when_the_engine_holds_the_signer() {
     let mut cfg = config(100.0);
     cfg.facts = Some(facts_tx);
     cfg.resigner = Some(Arc::new(SimResigner(cluster.clone())));
-    let h = engine::spawn(
-        cfg,
-        txs,
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
+    let h = start(&cluster, cfg, txs);
     tokio::time::sleep(Duration::from_secs(2)).await;
     cluster.add_blockhash(fresh, cluster.height_now() + 150);
     let out = h.task.await.expect("engine");
