@@ -7,6 +7,7 @@ pub mod config;
 pub mod deploy;
 pub mod engine;
 pub mod headless;
+pub mod journal;
 pub mod report;
 pub mod source;
 pub mod ui;
