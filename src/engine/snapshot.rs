@@ -162,6 +162,8 @@ pub struct TxView {
     /// Last block height at which its blockhash is valid; `None` for durable-nonce transactions
     /// and before the engine has learned it.
     pub last_valid_block_height: Option<u64>,
+    /// Uses a durable nonce: never expires by blockhash.
+    pub durable_nonce: bool,
     #[serde(serialize_with = "ser_opt_display")]
     pub last_leader: Option<Pubkey>,
     pub last_error: Option<Arc<str>>,

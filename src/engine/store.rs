@@ -67,6 +67,7 @@ impl TxStore {
                 landed_slot: None,
                 time_to_land: None,
                 last_valid_block_height: None,
+                durable_nonce: tx.durable_nonce,
                 last_leader: None,
                 last_error: None,
                 send_log: Arc::new(Vec::new()),

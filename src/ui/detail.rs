@@ -118,7 +118,8 @@ fn lines<'a>(tx: &'a TxView, snap: &Snapshot, theme: Theme) -> Vec<Line<'a>> {
                 fmt::count(left)
             )
         }
-        None => "no blockhash expiry known (durable nonce, or not learned yet)".into(),
+        None if tx.durable_nonce => "durable nonce: does not expire by blockhash".into(),
+        None => "not learned yet (the first validity check is pending)".into(),
     };
     out.push(field("Expiry", vec![Span::raw(expiry)]));
     out.push(field(

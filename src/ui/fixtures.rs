@@ -233,6 +233,7 @@ fn tx(id: u64, n: u64, state: TxState, leaders: &[LeaderView], elapsed: Duration
                     (_, Some(f)) => ((elapsed.saturating_sub(f)).as_millis() as u64 / 400).min(150),
                 },
         ),
+        durable_nonce: false,
         last_leader: send_log.last().map(|s| s.leader),
         last_error,
         send_log: Arc::new(send_log),

@@ -255,7 +255,11 @@ fn tx_cells(
         num(age(tx, elapsed).map(fmt::span).unwrap_or_else(dash)),
         TCell::from(
             Line::from(Span::styled(
-                blocks.map(fmt::count).unwrap_or_else(dash),
+                match (blocks, tx.durable_nonce) {
+                    (Some(b), _) => fmt::count(b),
+                    (None, true) => "nonce".to_string(),
+                    (None, false) => dash(),
+                },
                 blocks_style,
             ))
             .right_aligned(),
