@@ -56,7 +56,14 @@ fn generate(v: &LocalValidator, dir: &Path, n: usize) -> std::path::PathBuf {
     let out = dir.join("dash.b64");
     run_expect(
         txpace(dir)
-            .args(["gen", "-n", &n.to_string(), "--url", &v.rpc_url(), "--keypair"])
+            .args([
+                "gen",
+                "-n",
+                &n.to_string(),
+                "--url",
+                &v.rpc_url(),
+                "--keypair",
+            ])
             .arg(v.mint_keypair_path())
             .arg("--out")
             .arg(&out),
@@ -86,7 +93,15 @@ fn dashboard_shows_queues_leader_and_pace_and_obeys_keys() {
     std::fs::write(&config, "").expect("config");
     let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_txpace"));
     cmd.args(["--config", config.to_str().expect("utf-8")]);
-    cmd.args(["send", "--url", &v.rpc_url(), "--ws", &v.ws_url(), "--rate", "50"]);
+    cmd.args([
+        "send",
+        "--url",
+        &v.rpc_url(),
+        "--ws",
+        &v.ws_url(),
+        "--rate",
+        "50",
+    ]);
     cmd.arg(file.to_str().expect("utf-8"));
     cmd.env("XDG_DATA_HOME", dir.path());
     cmd.env("TERM", "xterm-256color");

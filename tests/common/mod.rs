@@ -1,0 +1,102 @@
+//! Helpers shared by the end-to-end tests: running the real `txpace` binary and proving that
+//! transactions land on a real validator.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::{
+    collections::HashMap,
+    path::Path,
+    process::{Command, Output},
+    thread,
+    time::{Duration, Instant},
+};
+
+use solana_commitment_config::CommitmentConfig;
+use solana_rpc_client::rpc_client::RpcClient;
+use solana_rpc_client_api::config::RpcSendTransactionConfig;
+use solana_signature::Signature;
+use solana_transaction::versioned::VersionedTransaction;
+
+/// The `txpace` binary built for this test run, with an empty Solana CLI config so the
+/// developer's own `~/.config/solana/cli/config.yml` cannot leak into a test.
+pub fn txpace(dir: &Path) -> Command {
+    let config = dir.join("empty-cli-config.yml");
+    if !config.exists() {
+        std::fs::write(&config, "").expect("writing an empty CLI config");
+    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_txpace"));
+    cmd.arg("--config").arg(config);
+    cmd
+}
+
+/// Runs a command, panicking with its output unless it exits with `code`.
+pub fn run_expect(cmd: &mut Command, code: i32) -> Output {
+    let out = cmd.output().expect("running txpace");
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{cmd:?}\n--- stdout:\n{}\n--- stderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// What became of a batch of submitted transactions.
+#[derive(Debug, Default)]
+pub struct Landing {
+    /// Reached the commitment without error.
+    pub confirmed: Vec<Signature>,
+    /// Landed with an error.
+    pub failed: Vec<(Signature, String)>,
+    /// Not seen at the commitment before the deadline.
+    pub missing: Vec<Signature>,
+}
+
+/// Submits every transaction once over RPC without preflight (preflight would check a fresh
+/// `confirmed` blockhash against `finalized` state and refuse it), then polls statuses, 256
+/// signatures per call, until all reach `confirmed` or `timeout` passes.
+pub fn submit_and_confirm(
+    rpc: &RpcClient,
+    txs: &[VersionedTransaction],
+    timeout: Duration,
+) -> Landing {
+    let config = RpcSendTransactionConfig {
+        skip_preflight: true,
+        ..Default::default()
+    };
+    for tx in txs {
+        rpc.send_transaction_with_config(tx, config)
+            .unwrap_or_else(|e| panic!("sendTransaction {}: {e}", tx.signatures[0]));
+    }
+    let confirmed = CommitmentConfig::confirmed();
+    let mut pending: Vec<Signature> = txs.iter().map(|t| t.signatures[0]).collect();
+    let mut landing = Landing::default();
+    let mut outcome: HashMap<Signature, Option<String>> = HashMap::new();
+    let deadline = Instant::now() + timeout;
+    while !pending.is_empty() && Instant::now() < deadline {
+        for chunk in pending.chunks(256) {
+            let statuses = rpc
+                .get_signature_statuses(chunk)
+                .expect("getSignatureStatuses")
+                .value;
+            for (sig, status) in chunk.iter().zip(statuses) {
+                if let Some(status) = status.filter(|s| s.satisfies_commitment(confirmed)) {
+                    outcome.insert(*sig, status.err.map(|e| e.to_string()));
+                }
+            }
+        }
+        pending.retain(|s| !outcome.contains_key(s));
+        if !pending.is_empty() {
+            thread::sleep(Duration::from_millis(400));
+        }
+    }
+    for tx in txs {
+        let sig = tx.signatures[0];
+        match outcome.remove(&sig) {
+            Some(None) => landing.confirmed.push(sig),
+            Some(Some(err)) => landing.failed.push((sig, err)),
+            None => landing.missing.push(sig),
+        }
+    }
+    landing
+}
