@@ -21,6 +21,12 @@ const LATENCY_BOUNDS_MS: [u64; 9] = [
     u64::MAX,
 ];
 
+/// The bounds as the snapshot documents them: the last bucket is open-ended, so its sentinel
+/// bound is not published.
+fn published_bounds() -> Vec<u64> {
+    LATENCY_BOUNDS_MS[..LATENCY_BOUNDS_MS.len() - 1].to_vec()
+}
+
 #[derive(Default)]
 pub struct Meter {
     /// Per-100 ms buckets, newest last: (tick, sent, confirmed).
@@ -129,10 +135,10 @@ impl Meter {
                 p90: pct(0.90),
                 p99: pct(0.99),
                 histogram: Arc::new(hist),
-                bounds_ms: Arc::new(LATENCY_BOUNDS_MS.to_vec()),
+                bounds_ms: Arc::new(published_bounds()),
             };
         } else if self.latency.bounds_ms.is_empty() {
-            self.latency.bounds_ms = Arc::new(LATENCY_BOUNDS_MS.to_vec());
+            self.latency.bounds_ms = Arc::new(published_bounds());
             self.latency.histogram = Arc::new(vec![0; LATENCY_BOUNDS_MS.len()]);
         }
         self.latency.clone()
@@ -170,5 +176,7 @@ mod tests {
         assert_eq!(l.p99, Some(Duration::from_millis(990)));
         assert_eq!(l.histogram.iter().sum::<u64>(), 100);
         assert_eq!(l.histogram[0], 24);
+        assert_eq!(l.histogram.len(), l.bounds_ms.len() + 1);
+        assert_eq!(l.bounds_ms.last(), Some(&32_000));
     }
 }
