@@ -79,11 +79,11 @@ struct PhaseJob {
 pub async fn run(deploy: Deploy, cluster: Cluster, mut relay: Relay) -> Outcome {
     let mut phases = Vec::new();
     let result = run_phases(&deploy, &cluster, &mut relay, &mut phases).await;
-    if let Err(e) = &result {
-        // Stopped engines already show STOPPED; anything else is a failure to show.
-        if !matches!(e, DeployError::Interrupted(_)) {
-            relay.finish(RunState::Failed(e.to_string()));
-        }
+    // The dashboard and the progress lines wait for a final state: always give them one.
+    match &result {
+        Ok(_) => {}
+        Err(DeployError::Interrupted(_)) => relay.finish(RunState::Stopped),
+        Err(e) => relay.finish(RunState::Failed(e.to_string())),
     }
     Outcome { phases, result }
 }

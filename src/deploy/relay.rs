@@ -148,9 +148,13 @@ impl Relay {
     pub fn announce(&mut self, phase: &Phase) {
         self.counted = 0;
         self.confirmed_bytes = 0;
-        let last = self.last.clone();
-        let mut snap = self.decorate(&last, phase, false);
-        snap.elapsed = self.last.elapsed;
+        // The cluster, leaders and rates stay; the transactions were the previous phase's.
+        let mut blank = (*self.last).clone();
+        blank.counts = Default::default();
+        blank.txs = Default::default();
+        blank.queues = Default::default();
+        blank.latency = Default::default();
+        let mut snap = self.decorate(&blank, phase, false);
         snap.run = RunState::Running;
         self.send(snap);
     }
@@ -248,5 +252,130 @@ async fn recv(rx: &mut Option<mpsc::UnboundedReceiver<Command>>) -> Option<Comma
     match rx {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::fixtures;
+    use tokio::sync::oneshot;
+
+    /// An engine that publishes `running`, then ends with `last` when told to; it hands back
+    /// every command it received.
+    fn fake_engine(
+        running: Snapshot,
+        last: Snapshot,
+    ) -> (
+        EngineHandle,
+        oneshot::Sender<()>,
+        oneshot::Receiver<Vec<Command>>,
+    ) {
+        let (cmd_tx, mut cmd_rx) = mpsc::unbounded_channel();
+        let (snap_tx, snap_rx) = watch::channel(Arc::new(running.clone()));
+        let (end_tx, end_rx) = oneshot::channel::<()>();
+        let (seen_tx, seen_rx) = oneshot::channel();
+        let task = tokio::spawn(async move {
+            snap_tx.send_replace(Arc::new(running));
+            let _ = end_rx.await;
+            let mut seen = Vec::new();
+            while let Ok(c) = cmd_rx.try_recv() {
+                seen.push(c);
+            }
+            let _ = seen_tx.send(seen);
+            RunOutcome {
+                snapshot: Arc::new(last),
+                commitments: Vec::new(),
+            }
+        });
+        let handle = EngineHandle {
+            commands: cmd_tx,
+            snapshots: snap_rx,
+            task,
+        };
+        (handle, end_tx, seen_rx)
+    }
+
+    fn phase(step: u8, bytes_before: u64, n: usize) -> Phase {
+        Phase {
+            name: if step == 1 { "writes" } else { "deploy" },
+            step,
+            steps: 2,
+            bytes_before,
+            bytes: (0..n as u64).map(|i| 100 + i).collect::<Vec<_>>().into(),
+            bytes_total: 1_000_000,
+        }
+    }
+
+    #[tokio::test]
+    async fn phases_carry_bytes_time_and_the_users_choices_and_end_done_once() {
+        let (mut relay, mut ends) = Relay::new(Arc::new(fixtures::empty()), false);
+        let running = fixtures::running(30);
+        let confirmed: u64 = running.queues[Queue::Confirmed as usize]
+            .iter()
+            .map(|id| 100 + u64::from(*id))
+            .sum();
+        assert!(confirmed > 0);
+
+        let (engine, end, seen) = fake_engine(running.clone(), fixtures::done(30));
+        let writes = phase(1, 5_000, 30);
+        let run = tokio::spawn(async move {
+            let out = relay.run(&writes, engine, false).await;
+            (relay, out)
+        });
+        let mut snap = ends.snapshots.borrow_and_update().clone();
+        while snap.phase.is_none() {
+            ends.snapshots.changed().await.unwrap();
+            snap = ends.snapshots.borrow_and_update().clone();
+        }
+        let p = snap.phase.clone().unwrap();
+        assert_eq!(&*p.name, "writes");
+        assert_eq!((p.step, p.steps), (1, 2));
+        assert_eq!(p.bytes_done, 5_000 + confirmed);
+        ends.commands.send(Command::TogglePause).unwrap();
+        ends.commands
+            .send(Command::SetRate(RateTarget::Fixed(55.0)))
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        end.send(()).unwrap();
+        let (mut relay, out) = run.await.unwrap();
+        assert_eq!(out.unwrap().snapshot.run, RunState::Done);
+        let got = seen.await.unwrap();
+        assert_eq!(
+            got,
+            vec![
+                Command::Resume,
+                Command::TogglePause,
+                Command::SetRate(RateTarget::Fixed(55.0))
+            ]
+        );
+        // The writes engine is done, the deploy is not.
+        let between = ends.snapshots.borrow_and_update().clone();
+        assert_eq!(between.run, RunState::Running);
+        let first_elapsed = fixtures::done(30).elapsed;
+        assert_eq!(between.elapsed, first_elapsed);
+
+        // Between phases (checks before the deploy): the next phase, none of the old counts.
+        let last = phase(2, 900_000, 1);
+        relay.announce(&last);
+        let shown = ends.snapshots.borrow_and_update().clone();
+        assert_eq!(shown.counts.total, 0);
+        assert_eq!(shown.run, RunState::Running);
+        assert_eq!(shown.phase.as_ref().map(|p| p.bytes_done), Some(900_000));
+
+        let (engine, end, seen) = fake_engine(fixtures::running(1), fixtures::done(1));
+        end.send(()).unwrap();
+        let out = relay.run(&last, engine, true).await.unwrap();
+        assert_eq!(out.snapshot.run, RunState::Done);
+        // The pause and the rate carried over to the next engine.
+        assert_eq!(
+            seen.await.unwrap()[..2],
+            [Command::SetRate(RateTarget::Fixed(55.0)), Command::Pause]
+        );
+        let end_snap = ends.snapshots.borrow_and_update().clone();
+        assert_eq!(end_snap.run, RunState::Done);
+        assert_eq!(end_snap.elapsed, first_elapsed + fixtures::done(1).elapsed);
+        assert_eq!(end_snap.phase.as_ref().map(|p| p.step), Some(2));
+        assert!(end_snap.seq > between.seq);
     }
 }

@@ -1,0 +1,414 @@
+//! `txpace deploy` end to end on a real `solana-test-validator` with a real SBF program:
+//! spl-token-2022 (615,936 bytes) from the `litesvm` crate, fetched by
+//! `scripts/fetch-programs.sh` through cargo.
+//!
+//! One validator serves every scenario, one after another (a 2-core machine running several
+//! validators would measure the machine): a new deploy, an upgrade, a deploy killed mid-writes
+//! and resumed from its buffer, and an abandoned buffer closed for its lamports.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Child, Command, Output, Stdio},
+    str::FromStr,
+    sync::Arc,
+    thread,
+    time::{Duration, Instant},
+};
+
+use serde_json::Value;
+use solana_commitment_config::CommitmentConfig;
+use solana_keypair::{Keypair, read_keypair_file, write_keypair_file};
+use solana_loader_v3_interface::get_program_data_address;
+use solana_pubkey::Pubkey;
+use solana_rpc_client::rpc_client::RpcClient;
+use solana_sdk_ids::bpf_loader_upgradeable;
+use solana_signer::Signer;
+use txpace::{
+    deploy::{
+        accounts::{BUFFER_HEADER, PROGRAMDATA_HEADER},
+        chunks::{Chunks, WriteSigners},
+    },
+    validator::{LocalValidator, ValidatorOptions},
+};
+
+/// Where `scripts/fetch-programs.sh` caches the programs for this build.
+fn programs_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    target.join("programs")
+}
+
+/// A program from the cache, fetching it first when missing.
+fn program(name: &str) -> Vec<u8> {
+    let dir = programs_dir();
+    let path = dir.join(name);
+    if !path.exists() {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/fetch-programs.sh");
+        let out = Command::new("bash")
+            .arg(&script)
+            .env("PROGRAMS_DIR", &dir)
+            .output()
+            .unwrap_or_else(|e| panic!("running {}: {e}", script.display()));
+        assert!(
+            out.status.success() && path.exists(),
+            "{} did not produce {} ({}): the deploy tests need it.\n--- stdout:\n{}\n--- stderr:\n{}",
+            script.display(),
+            path.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
+}
+
+/// The built `txpace`, with an empty CLI config so the developer's own cannot leak in.
+fn txpace(dir: &Path) -> Command {
+    let config = dir.join("empty-cli-config.yml");
+    if !config.exists() {
+        std::fs::write(&config, "").expect("writing an empty CLI config");
+    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_txpace"));
+    cmd.arg("--config")
+        .arg(config)
+        .env("XDG_DATA_HOME", dir)
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+fn deploy_cmd(v: &LocalValidator, dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = txpace(dir);
+    cmd.current_dir(dir)
+        .args([
+            "deploy",
+            "--no-tui",
+            "--url",
+            &v.rpc_url(),
+            "--ws",
+            &v.ws_url(),
+        ])
+        .arg("--keypair")
+        .arg(v.mint_keypair_path())
+        .args(args);
+    cmd
+}
+
+fn show(what: &str, out: &Output) -> String {
+    format!(
+        "{what}: {}\n--- stdout:\n{}\n--- stderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Runs a deploy to its end, expecting `code`; returns its output and its report.
+fn deploy(v: &LocalValidator, dir: &Path, args: &[&str], code: i32) -> (Output, Option<Value>) {
+    let report = dir.join(format!("report-{}.json", rand_suffix()));
+    let started = Instant::now();
+    let out = deploy_cmd(v, dir, args)
+        .arg("--report")
+        .arg(&report)
+        .output()
+        .expect("running txpace deploy");
+    let text = show(&format!("txpace deploy {args:?}"), &out);
+    eprintln!("{text}\n(took {:.1} s)", started.elapsed().as_secs_f64());
+    assert_eq!(out.status.code(), Some(code), "{text}");
+    let report = std::fs::read_to_string(&report)
+        .ok()
+        .map(|t| serde_json::from_str(&t).expect("the report is JSON"));
+    (out, report)
+}
+
+fn rand_suffix() -> String {
+    Keypair::new().pubkey().to_string()[..8].to_string()
+}
+
+fn account_data(rpc: &RpcClient, address: &Pubkey) -> Option<Vec<u8>> {
+    rpc.get_account_with_commitment(address, CommitmentConfig::confirmed())
+        .expect("getAccountInfo")
+        .value
+        .map(|a| a.data)
+}
+
+/// The program's account is an executable of the upgradeable loader, and its program data holds
+/// `expected` followed by zeros.
+fn assert_deployed(rpc: &RpcClient, program_id: &Pubkey, expected: &[u8], authority: &Pubkey) {
+    let acc = rpc
+        .get_account_with_commitment(program_id, CommitmentConfig::confirmed())
+        .expect("getAccountInfo")
+        .value
+        .unwrap_or_else(|| panic!("no program account at {program_id}"));
+    assert!(acc.executable, "program account not executable");
+    assert_eq!(acc.owner, bpf_loader_upgradeable::id());
+    let data = account_data(rpc, &get_program_data_address(program_id)).expect("program data");
+    let body = &data[PROGRAMDATA_HEADER..];
+    assert!(body.len() >= expected.len());
+    assert!(
+        body[..expected.len()] == *expected,
+        "program data differs from the file"
+    );
+    assert!(body[expected.len()..].iter().all(|b| *b == 0));
+    // ProgramData { slot: u64, upgrade_authority_address: Option<Pubkey> } after a u32 tag.
+    assert_eq!(data[12], 1, "no upgrade authority");
+    assert_eq!(&data[13..45], authority.as_ref());
+}
+
+fn phase<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["phases"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["name"] == name))
+        .unwrap_or_else(|| panic!("no {name} phase in {report:#}"))
+}
+
+fn phase_names(report: &Value) -> Vec<String> {
+    report["phases"]
+        .as_array()
+        .map(|p| {
+            p.iter()
+                .map(|p| p["name"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn copy_program(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    std::fs::write(dir.join(name), bytes).expect("copying the program");
+    name.to_string()
+}
+
+fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Reads the buffer until it stops changing: writes a killed process had in flight may still
+/// land for a few slots.
+fn settled_buffer(rpc: &RpcClient, buffer: &Pubkey) -> Vec<u8> {
+    let mut last = account_data(rpc, buffer).expect("buffer account");
+    let mut stable_since = Instant::now();
+    while stable_since.elapsed() < Duration::from_secs(4) {
+        thread::sleep(Duration::from_millis(500));
+        let now = account_data(rpc, buffer).expect("buffer account");
+        if now != last {
+            last = now;
+            stable_since = Instant::now();
+        }
+    }
+    last[BUFFER_HEADER..].to_vec()
+}
+
+fn spawn_deploy(v: &LocalValidator, dir: &Path, args: &[&str]) -> Child {
+    deploy_cmd(v, dir, args)
+        .stdout(Stdio::from(
+            std::fs::File::create(dir.join("child.out")).expect("child stdout"),
+        ))
+        .stderr(Stdio::from(
+            std::fs::File::create(dir.join("child.err")).expect("child stderr"),
+        ))
+        .spawn()
+        .expect("spawning txpace deploy")
+}
+
+#[test]
+fn refuses_a_file_that_is_not_a_program_before_spending_anything() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let payer = dir.path().join("payer.json");
+    write_keypair_file(&Keypair::new(), &payer).expect("payer keypair");
+    std::fs::write(dir.path().join("notes.so"), "just some text\n").expect("writing");
+    // Nothing listens on port 1: any attempt to reach the cluster would fail differently.
+    for (file, reason) in [
+        (dir.path().join("notes.so"), "not an ELF file"),
+        (PathBuf::from("/bin/true"), "built for x86-64"),
+    ] {
+        let out = txpace(dir.path())
+            .args(["deploy", "--no-tui", "--url", "http://127.0.0.1:1"])
+            .arg(&file)
+            .arg("--keypair")
+            .arg(&payer)
+            .output()
+            .expect("running txpace deploy");
+        let text = show("deploy", &out);
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(reason), "{text}");
+        assert!(stderr.contains("nothing was sent"), "{text}");
+    }
+}
+
+#[test]
+fn deploys_upgrades_resumes_and_closes_on_a_real_validator() {
+    let token = program("spl_token_2022.so");
+    let memo = program("spl_memo.so");
+    let v = ValidatorOptions::default()
+        .startup_timeout(Duration::from_secs(180))
+        .start()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let rpc = v.rpc_client();
+    let mint = Arc::new(v.mint_keypair().insecure_clone());
+
+    // 1. A new program, with an upgrade authority other than the payer (two signers per write).
+    let dir1 = tempfile::tempdir().expect("temp dir");
+    let d1 = dir1.path();
+    let auth = Keypair::new();
+    let auth_path = d1.join("auth.json");
+    write_keypair_file(&auth, &auth_path).expect("authority keypair");
+    let so = copy_program(d1, "token.so", &token);
+    let (out, report) = deploy(&v, d1, &[&so, "--upgrade-authority", "auth.json"], 0);
+    let report = report.expect("a report");
+    assert_eq!(report["outcome"], "deployed", "{report:#}");
+    let program_id =
+        Pubkey::from_str(report["program_id"].as_str().expect("program_id")).expect("a program id");
+    let saved = read_keypair_file(d1.join("token-keypair.json")).expect("program keypair saved");
+    assert_eq!(saved.pubkey(), program_id);
+    assert!(
+        !d1.join("token-buffer.json").exists(),
+        "the default buffer keypair outlived its buffer"
+    );
+    assert_eq!(phase_names(&report), ["buffer", "writes", "deploy"]);
+    let chunks = report["chunks"].as_u64().expect("chunks");
+    let writes = phase(&report, "writes");
+    assert_eq!(
+        writes["report"]["summary"]["confirmed"],
+        report["chunks_to_write"]
+    );
+    assert!(report["chunks_to_write"].as_u64().expect("count") <= chunks);
+    let chunk_size = report["chunk_size"].as_u64().expect("chunk_size") as usize;
+    let two_signers = WriteSigners {
+        payer: mint.clone(),
+        authority: Arc::new(auth.insecure_clone()),
+        buffer: Pubkey::new_unique(),
+    };
+    assert_eq!(chunk_size, two_signers.max_chunk(&[]).expect("chunk size"));
+    assert_deployed(&rpc, &program_id, &token, &auth.pubkey());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("deployed program"));
+
+    // 2. Upgrades: refused before spending without the authority, done with it.
+    let memo_so = copy_program(d1, "memo.so", &memo);
+    let pid = program_id.to_string();
+    let (out, _) = deploy(&v, d1, &[&memo_so, "--program-id", &pid], 1);
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains(&format!("has upgrade authority {}", auth.pubkey())),
+        "{}",
+        show("unauthorized upgrade", &out)
+    );
+    let (_, report) = deploy(
+        &v,
+        d1,
+        &[
+            &memo_so,
+            "--program-id",
+            &pid,
+            "--upgrade-authority",
+            "auth.json",
+        ],
+        0,
+    );
+    let report = report.expect("a report");
+    assert_eq!(report["outcome"], "upgraded", "{report:#}");
+    assert_eq!(phase_names(&report), ["buffer", "writes", "upgrade"]);
+    assert_deployed(&rpc, &program_id, &memo, &auth.pubkey());
+
+    // 3. Killed mid-writes, then resumed with the same --buffer: only what is missing is sent.
+    let dir3 = tempfile::tempdir().expect("temp dir");
+    let d3 = dir3.path();
+    let so = copy_program(d3, "token.so", &token);
+    let mut child = spawn_deploy(&v, d3, &[&so, "--buffer", "buf.json", "--rate", "40"]);
+    let buffer = wait_for("the buffer keypair", Duration::from_secs(60), || {
+        read_keypair_file(d3.join("buf.json")).ok()
+    })
+    .pubkey();
+    let one_signer = WriteSigners {
+        payer: mint.clone(),
+        authority: mint.clone(),
+        buffer,
+    };
+    let cut = Chunks {
+        size: one_signer.max_chunk(&[]).expect("chunk size"),
+        len: token.len(),
+    };
+    let total = cut.count();
+    wait_for("a quarter of the writes", Duration::from_secs(120), || {
+        let data = account_data(&rpc, &buffer)?;
+        let missing = cut.differing(&token, &data[BUFFER_HEADER..]).len();
+        (missing <= total * 3 / 4).then_some(())
+    });
+    child.kill().expect("killing txpace deploy");
+    let status = child.wait().expect("waiting for the killed deploy");
+    assert!(!status.success());
+    let written = settled_buffer(&rpc, &buffer);
+    let missing = cut.differing(&token, &written);
+    eprintln!(
+        "killed after {} of {total} chunks; {} missing",
+        total - missing.len(),
+        missing.len()
+    );
+    assert!(!missing.is_empty() && missing.len() < total);
+    let (_, report) = deploy(&v, d3, &[&so, "--buffer", "buf.json"], 0);
+    let report = report.expect("a report");
+    assert_eq!(report["outcome"], "deployed", "{report:#}");
+    assert_eq!(phase_names(&report), ["writes", "deploy"]);
+    assert_eq!(report["chunks_to_write"], missing.len());
+    let writes = &phase(&report, "writes")["report"];
+    assert_eq!(writes["summary"]["total"], missing.len());
+    assert_eq!(writes["summary"]["confirmed"], missing.len());
+    let resumed_program =
+        Pubkey::from_str(report["program_id"].as_str().expect("id")).expect("a program id");
+    assert_deployed(&rpc, &resumed_program, &token, &mint.pubkey());
+    assert!(
+        d3.join("buf.json").exists(),
+        "an explicit --buffer is the user's file"
+    );
+
+    // 4. Abandoned: Ctrl-C says how to recover the buffer's lamports, --close-buffer does it.
+    let dir4 = tempfile::tempdir().expect("temp dir");
+    let d4 = dir4.path();
+    let so = copy_program(d4, "token.so", &token);
+    let child = spawn_deploy(&v, d4, &[&so, "--buffer", "buf.json", "--rate", "20"]);
+    let buffer = wait_for("the buffer keypair", Duration::from_secs(60), || {
+        read_keypair_file(d4.join("buf.json")).ok()
+    })
+    .pubkey();
+    wait_for("the buffer account", Duration::from_secs(60), || {
+        account_data(&rpc, &buffer)
+    });
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill -INT");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("waiting for the deploy");
+    let stderr = std::fs::read_to_string(d4.join("child.err")).unwrap_or_default();
+    assert_eq!(out.status.code(), Some(130), "stderr:\n{stderr}");
+    assert!(
+        stderr.contains("txpace deploy --close-buffer"),
+        "stderr:\n{stderr}"
+    );
+    let before = rpc.get_balance(&mint.pubkey()).expect("getBalance");
+    let out = txpace(d4)
+        .current_dir(d4)
+        .args([
+            "deploy",
+            "--url",
+            &v.rpc_url(),
+            "--close-buffer",
+            "buf.json",
+        ])
+        .arg("--keypair")
+        .arg(v.mint_keypair_path())
+        .output()
+        .expect("running txpace deploy --close-buffer");
+    assert_eq!(out.status.code(), Some(0), "{}", show("close", &out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("closed buffer"));
+    assert!(account_data(&rpc, &buffer).is_none(), "buffer still open");
+    let after = rpc.get_balance(&mint.pubkey()).expect("getBalance");
+    assert!(after > before, "no lamports came back ({before} → {after})");
+}
