@@ -234,6 +234,17 @@ pub struct SendArgs {
     /// Send the valid transactions and list the invalid ones in the report, instead of refusing
     #[arg(long)]
     pub skip_invalid: bool,
+    /// Keep this run's journal here [default: `journals/` in the data directory, named after the
+    /// first input file and a hash of the transactions]. Every send and outcome is journaled,
+    /// synced to disk at least once a second, so a run that was killed can be resumed
+    #[arg(long, value_name = "PATH")]
+    pub journal: Option<PathBuf>,
+    /// Continue the run recorded in the journal: transactions it shows landed, failed or expired
+    /// are not sent again, those it shows sent are looked up on chain before any resend, the
+    /// rest are sent. Without --resume, a journal that already records sends is refused, so a
+    /// batch is never sent twice by accident
+    #[arg(long)]
+    pub resume: bool,
 }
 
 #[derive(Debug, Args)]

@@ -16,7 +16,7 @@ use crate::{
     commands::r#gen::read_keypair,
     config::{self, Resolved, redact_url},
     engine::{
-        self, EngineConfig, RunOutcome,
+        self, EngineConfig, Prior, RunOutcome,
         command::Command,
         quic::QuicTransport,
         rpc::RpcChain,
@@ -24,6 +24,7 @@ use crate::{
         snapshot::{RateTarget, Snapshot},
     },
     headless,
+    journal::{self, Header, Ident, Inputs, JournalFile, WriterHandle},
     report::Report,
     source::{self, LoadedTx, Problem, Progress},
     ui,
@@ -31,6 +32,8 @@ use crate::{
 
 /// Inputs this large get a "loading…" line while they are read and verified.
 const PROGRESS_FROM: usize = 20_000;
+/// A `kill -9` loses at most this much of the journal.
+const JOURNAL_SYNC: Duration = Duration::from_secs(1);
 
 pub fn run(global: &GlobalOpts, args: SendArgs) -> Result<u8> {
     let files = &args.input.files;
@@ -66,15 +69,121 @@ pub fn run(global: &GlobalOpts, args: SendArgs) -> Result<u8> {
         return Ok(2);
     }
     let resolved = config::resolve(&global.to_args(None))?;
+    let journal = match open_journal(&args, &loaded.valid, &redact_url(&resolved.rpc_url)) {
+        Ok(j) => j,
+        Err(refusal) => {
+            eprintln!("error: {refusal:#}");
+            return Ok(2);
+        }
+    };
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     let title = format!("send {} txs from {}", loaded.valid.len(), names.join(", "));
-    run_engine(RunSpec {
-        resolved,
-        opts: args.opts,
-        txs: loaded.valid,
-        skipped: loaded.invalid,
-        title,
+    run_engine_journaled(
+        RunSpec {
+            resolved,
+            opts: args.opts,
+            txs: loaded.valid,
+            skipped: loaded.invalid,
+            title,
+        },
+        Some(journal),
+    )
+}
+
+/// The journal a run writes, and what it already knew when the run resumes one.
+pub struct RunJournal {
+    file: JournalFile,
+    priors: Vec<Option<Prior>>,
+    identified: Vec<bool>,
+}
+
+/// Opens (or creates) the run's journal. Every error is a refusal to run (exit 2): a journal of
+/// other inputs, a damaged one, one in use, `--resume` with nothing to resume, or an earlier run
+/// of the same batch without `--resume` (starting it over could only duplicate work, and a user
+/// who means it can name another journal).
+fn open_journal(args: &SendArgs, txs: &[LoadedTx], rpc_shown: &str) -> Result<RunJournal> {
+    let inputs = Inputs::of(&args.input.files, txs);
+    let path = match &args.journal {
+        Some(p) => p.clone(),
+        None => journal::default_path(&inputs).context(
+            "no data directory for the journal (no home directory?): pass --journal PATH",
+        )?,
+    };
+    if args.resume && !path.exists() {
+        anyhow::bail!(
+            "nothing to resume: there is no journal at {} (pass the --journal PATH of the interrupted run)",
+            path.display()
+        );
+    }
+    let (mut file, replay) = JournalFile::open(&path, &inputs, txs)?;
+    if replay.header.is_none() {
+        if args.resume {
+            anyhow::bail!(
+                "nothing to resume: journal {} records no run",
+                path.display()
+            );
+        }
+        file.start(&Header::new(inputs, rpc_shown.to_string()))?;
+        return Ok(RunJournal {
+            file,
+            priors: Vec::new(),
+            identified: Vec::new(),
+        });
+    }
+    let (confirmed, failed, expired, sent) = replay.tally();
+    if replay.facts > 0 && !args.resume {
+        anyhow::bail!(
+            "journal {} exists: it records an earlier run of these transactions ({confirmed} confirmed, \
+             {failed} failed, {expired} expired, {sent} sent without an outcome); \
+             pass --resume to continue it, or --journal PATH to start another",
+            path.display()
+        );
+    }
+    if let Some((bytes, why)) = replay.torn {
+        eprintln!(
+            "journal {}: ignoring its last {bytes} bytes ({why}), written as the run was interrupted",
+            path.display()
+        );
+    }
+    if args.resume {
+        let never = txs
+            .len()
+            .saturating_sub(confirmed + failed + expired + sent);
+        eprintln!(
+            "resuming {} (session {}{}): {confirmed} confirmed, {failed} failed, {expired} expired before; \
+             {sent} sent without an outcome (looked up on chain before any resend); {never} never sent",
+            path.display(),
+            replay.sessions + 1,
+            if replay.closed {
+                ""
+            } else {
+                ", the last one was interrupted"
+            }
+        );
+    }
+    file.resume(&replay, rpc_shown)?;
+    Ok(RunJournal {
+        file,
+        priors: replay.priors,
+        identified: replay.identified,
     })
+}
+
+/// Waits until the journal holds everything the engine reported. A failure is reported but does
+/// not change the exit code: the transactions' fate does not depend on it.
+fn finish_journal(writer: Option<WriterHandle>) {
+    if let Some(w) = writer {
+        let path = w.path().to_path_buf();
+        match w.finish() {
+            Ok(stats) => log::info!(
+                "journal {}: {} records, {} syncs",
+                path.display(),
+                stats.records,
+                stats.syncs
+            ),
+            Err(e) => eprintln!("warning: {e}"),
+        }
+    }
 }
 
 /// A run of the engine with everything decided; `send` and `demo` both end here.
@@ -202,9 +311,14 @@ impl Session {
 }
 
 pub fn run_engine(spec: RunSpec) -> Result<u8> {
+    run_engine_journaled(spec, None)
+}
+
+/// [`run_engine`], journaling every fact and starting from what `journal` already knew.
+pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Result<u8> {
     let session = Session::start(&spec.opts, "send")?;
     let identity = &session.identity;
-    let cfg = engine_config(&spec.resolved, &spec.opts, identity);
+    let mut cfg = engine_config(&spec.resolved, &spec.opts, identity);
     log::info!(
         "sending {} transactions to {} as {} ({})",
         spec.txs.len(),
@@ -217,20 +331,37 @@ pub fn run_engine(spec: RunSpec) -> Result<u8> {
     let transport = QuicTransport::new(identity).context("setting up QUIC")?;
     let chain = RpcChain::new(&spec.resolved.rpc_url);
     let feed = spawn_slot_feed(spec.resolved.ws_url.clone());
-    let handle = engine::spawn(
+    let journal_path = journal.as_ref().map(|j| j.file.path().to_path_buf());
+    let (writer, priors) = match journal {
+        Some(j) => {
+            log::info!("journal {}", j.file.path().display());
+            let idents = spec.txs.iter().map(Ident::from).collect();
+            let (facts, writer) =
+                journal::spawn_writer(j.file, idents, j.identified, JOURNAL_SYNC)?;
+            cfg.facts = Some(facts);
+            (Some(writer), j.priors)
+        }
+        None => (None, Vec::new()),
+    };
+    let handle = engine::spawn_resumed(
         cfg,
         spec.txs,
+        priors,
         Arc::new(chain),
         Arc::new(transport),
         Some(feed),
     );
-    let outcome: RunOutcome = session.watch(
+    let watched = session.watch(
         &spec.opts,
         spec.title,
         handle.snapshots,
         handle.commands,
         handle.task,
-    )?;
+    );
+    // `watch` returns once the engine has ended, dropping its fact sender: the journal gets the
+    // last facts even when the dashboard or the engine failed.
+    finish_journal(writer);
+    let outcome: RunOutcome = watched?;
     drop(entered);
     let report = Report::new(&outcome, &spec.skipped);
     if let Some(path) = &spec.opts.report {
@@ -244,9 +375,15 @@ pub fn run_engine(spec: RunSpec) -> Result<u8> {
     if let Some(f) = &session.log_file {
         println!("log: {}", f.display());
     }
+    if let Some(j) = &journal_path {
+        println!("journal: {}", j.display());
+    }
     log::logger().flush();
     session.rt.shutdown_timeout(Duration::from_millis(200));
-    if session.interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+    if session
+        .interrupted
+        .load(std::sync::atomic::Ordering::SeqCst)
+    {
         return Ok(130);
     }
     Ok(report.exit_code())
