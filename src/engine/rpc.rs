@@ -25,22 +25,43 @@ pub struct RpcChain {
     scrub: Arc<Scrubber>,
 }
 
-/// Replaces every spelling of the secret-bearing URL in error text with its redacted form.
+/// Replaces every spelling of the secret-bearing URL in error text with its redacted form, and
+/// any secret left over (the query, user-info) with `***`.
 struct Scrubber {
     raw: Vec<String>,
     redacted: String,
+    secrets: Vec<String>,
 }
+
+/// Shorter user-info or query parts are not replaced on their own: replacing every `u` in a
+/// message would mangle it, and such a part protects nothing.
+const MIN_SECRET: usize = 3;
 
 impl Scrubber {
     fn new(url: &str) -> Self {
         let mut raw = vec![url.to_string()];
+        let mut secrets = Vec::new();
         if let Ok(parsed) = url::Url::parse(url) {
             raw.push(parsed.to_string());
+            // reqwest sends user-info as an Authorization header and quotes the URL without it.
+            let mut bare = parsed.clone();
+            let _ = bare.set_username("");
+            let _ = bare.set_password(None);
+            raw.push(bare.to_string());
+            secrets.extend(
+                [parsed.query(), parsed.password(), Some(parsed.username())]
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| s.len() >= MIN_SECRET)
+                    .map(str::to_string),
+            );
         }
         raw.sort_by_key(|r| std::cmp::Reverse(r.len()));
+        secrets.sort_by_key(|r| std::cmp::Reverse(r.len()));
         Self {
             raw,
             redacted: redact_url(url),
+            secrets,
         }
     }
 
@@ -48,6 +69,9 @@ impl Scrubber {
         let mut msg = e.to_string();
         for r in &self.raw {
             msg = msg.replace(r.as_str(), &self.redacted);
+        }
+        for s in &self.secrets {
+            msg = msg.replace(s.as_str(), "***");
         }
         ChainError::new(call, msg)
     }
@@ -209,5 +233,21 @@ mod tests {
             e.to_string(),
             "getSlot: error sending request for url (https://***@rpc.example.com/?***)"
         );
+    }
+
+    #[test]
+    fn errors_quoting_the_url_without_user_info_or_in_pieces_are_scrubbed_too() {
+        let s = Scrubber::new("http://alice:PASSWORD@127.0.0.1:8899/?api-key=KEY");
+        // What reqwest prints: the user-info went into an Authorization header.
+        let e = s.err(
+            "getSlot",
+            "error sending request for url (http://127.0.0.1:8899/?api-key=KEY)",
+        );
+        assert_eq!(
+            e.to_string(),
+            "getSlot: error sending request for url (http://***@127.0.0.1:8899/?***)"
+        );
+        let e = s.err("getSlot", "bad auth alice:PASSWORD; query api-key=KEY");
+        assert_eq!(e.to_string(), "getSlot: bad auth ***:***; query ***");
     }
 }
