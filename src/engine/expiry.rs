@@ -5,6 +5,10 @@
 //! blockhash; otherwise it is bounded from above by the first height at which it was seen valid
 //! plus 150. A transaction is never called Expired from the estimate alone: only after the
 //! cluster says the blockhash is invalid *and* a later status check shows it did not land.
+//!
+//! "Invalid" must be said twice, [`CONFIRM_INVALID`] apart, with no "valid" in between: a
+//! validator restarted on its ledger answers `false` for a moment before its bank has caught up
+//! (seen on `solana-test-validator`), and an expiry is final.
 
 use std::collections::HashMap;
 
@@ -15,12 +19,16 @@ use tokio::time::{Duration, Instant};
 pub const BLOCKHASH_VALID_BLOCKS: u64 = 150;
 /// How often each live blockhash is re-checked.
 const CHECK_EVERY: Duration = Duration::from_millis(1_000);
+/// How long a first "invalid" answer must stand before it counts.
+pub const CONFIRM_INVALID: Duration = Duration::from_millis(2_000);
 
 #[derive(Default)]
 struct HashState {
     last_valid: Option<u64>,
     exact: bool,
     invalid_since: Option<Instant>,
+    /// When the cluster first said "invalid", not yet confirmed.
+    suspect_since: Option<Instant>,
     last_check: Option<Instant>,
     /// Unfinished transactions using it; checks stop when this reaches zero.
     live: u64,
@@ -78,13 +86,21 @@ impl ExpiryWatch {
     ) -> Option<u64> {
         let s = self.hashes.entry(hash).or_default();
         if !valid {
-            s.invalid_since.get_or_insert(asked);
+            if s.invalid_since.is_some() {
+                return None;
+            }
+            let first = *s.suspect_since.get_or_insert(asked);
+            if asked.saturating_duration_since(first) < CONFIRM_INVALID {
+                return None;
+            }
+            s.invalid_since = Some(first);
             if s.last_valid.is_none() {
                 s.last_valid = Some(height.saturating_sub(1));
                 return s.last_valid;
             }
             return None;
         }
+        s.suspect_since = None;
         if s.exact {
             return None;
         }
@@ -109,7 +125,15 @@ impl ExpiryWatch {
         (s.live > 0).then_some(last_valid)
     }
 
-    /// When the cluster first said `hash` is invalid.
+    /// The cluster said `hash` is invalid, confirmed or not yet: resends wait (they would most
+    /// likely be wasted) until it is confirmed or withdrawn.
+    pub fn said_invalid(&self, hash: &Hash) -> bool {
+        self.hashes
+            .get(hash)
+            .is_some_and(|s| s.invalid_since.is_some() || s.suspect_since.is_some())
+    }
+
+    /// When the cluster first said `hash` is invalid, once confirmed.
     pub fn invalid_since(&self, hash: &Hash) -> Option<Instant> {
         self.hashes.get(hash).and_then(|s| s.invalid_since)
     }
@@ -140,11 +164,32 @@ mod tests {
         assert_eq!(w.on_latest(h, 1140), Some(1140));
         assert_eq!(w.last_valid(&h), Some(1140));
         assert_eq!(w.on_validity(h, false, 1141, now), None);
+        assert_eq!(w.invalid_since(&h), None, "said once: not yet");
+        tokio::time::advance(CONFIRM_INVALID).await;
+        assert_eq!(w.due(Instant::now(), 8), vec![h], "rechecked");
+        assert_eq!(w.on_validity(h, false, 1143, Instant::now()), None);
         assert_eq!(w.invalid_since(&h), Some(now));
         tokio::time::advance(Duration::from_secs(2)).await;
         assert!(
             w.due(Instant::now(), 8).is_empty(),
             "invalid hashes are not rechecked"
         );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_passing_invalid_answer_is_forgotten() {
+        // What a validator restarted on its ledger says for a moment.
+        let mut w = ExpiryWatch::default();
+        let h = Hash::new_from_array([4; 32]);
+        w.track(h);
+        let t0 = Instant::now();
+        assert_eq!(w.on_validity(h, true, 100, t0), Some(250));
+        w.on_validity(h, false, 101, t0);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        w.on_validity(h, true, 102, Instant::now());
+        tokio::time::advance(CONFIRM_INVALID).await;
+        w.on_validity(h, false, 104, Instant::now());
+        assert_eq!(w.invalid_since(&h), None);
+        assert_eq!(w.last_valid(&h), Some(250));
     }
 }

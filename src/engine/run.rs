@@ -261,8 +261,7 @@ impl Engine {
             if rec.state.is_final() {
                 continue;
             }
-            let hash_dead =
-                !rec.durable_nonce && self.expiry.invalid_since(&rec.blockhash).is_some();
+            let hash_dead = !rec.durable_nonce && self.expiry.said_invalid(&rec.blockhash);
             if rec.seen_slot.is_some() || hash_dead {
                 // Landed below the commitment, or about to be declared expired: wait.
                 self.resends

@@ -307,7 +307,7 @@ impl Engine {
         if let Some(lv) = self.expiry.on_validity(hash, valid, height, asked) {
             self.set_last_valid(hash, lv);
         }
-        if !valid {
+        if !valid && self.expiry.invalid_since(&hash).is_some() {
             log::info!("blockhash {hash} is no longer valid; checking its transactions once more");
             // Every unfinished transaction on it gets one more status check, then expires.
             if let Some(ids) = self.by_hash.get(&hash) {
