@@ -1,0 +1,268 @@
+//! Helpers for the fault and resume end-to-end tests (kept apart from `tests/common`, which the
+//! other end-to-end tests share): running `txpace send` as a child, and holding its report up
+//! against the chain.
+#![allow(dead_code)] // each test binary uses a different subset
+
+pub mod proxy;
+
+use std::{
+    collections::HashMap,
+    fs::File,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    str::FromStr,
+    time::{Duration, Instant},
+};
+
+use serde_json::Value;
+use solana_rpc_client::rpc_client::RpcClient;
+use solana_signature::Signature;
+use txpace::validator::{LocalValidator, ValidatorOptions};
+
+use crate::common::{run_expect, txpace};
+
+pub fn start_validator(options: ValidatorOptions) -> LocalValidator {
+    options
+        .startup_timeout(Duration::from_secs(180))
+        .start()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Writes `n` fresh self-transfers signed by the validator's mint, all on one fresh blockhash.
+pub fn generate(v: &LocalValidator, dir: &Path, name: &str, n: usize) -> PathBuf {
+    let out = dir.join(name);
+    run_expect(
+        txpace(dir)
+            .args([
+                "gen",
+                "-n",
+                &n.to_string(),
+                "--url",
+                &v.rpc_url(),
+                "--keypair",
+            ])
+            .arg(v.mint_keypair_path())
+            .arg("--out")
+            .arg(&out),
+        0,
+    );
+    out
+}
+
+/// A `txpace send --no-tui` command with its data directory (logs, default journals) in `dir`.
+pub fn send_command(dir: &Path, url: &str, ws: &str, file: &Path, extra: &[&str]) -> Command {
+    let mut cmd = txpace(dir);
+    cmd.env("XDG_DATA_HOME", dir)
+        .args(["send", "--no-tui", "--url", url, "--ws", ws])
+        .arg(file)
+        .args(extra);
+    cmd
+}
+
+/// A finished `txpace send`.
+#[derive(Debug)]
+pub struct Finished {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub took: Duration,
+}
+
+/// A `txpace send` running in the background, its output going to `<name>.out` / `<name>.err`
+/// in `dir` (pipes could fill up while the test is busy hurting the validator).
+pub struct Running {
+    child: Child,
+    started: Instant,
+    out: PathBuf,
+    err: PathBuf,
+}
+
+impl Running {
+    pub fn spawn(mut cmd: Command, dir: &Path, name: &str) -> Self {
+        let out = dir.join(format!("{name}.out"));
+        let err = dir.join(format!("{name}.err"));
+        let started = Instant::now();
+        let child = cmd
+            .stdin(Stdio::null())
+            .stdout(File::create(&out).expect("stdout file"))
+            .stderr(File::create(&err).expect("stderr file"))
+            .spawn()
+            .expect("spawning txpace send");
+        Running {
+            child,
+            started,
+            out,
+            err,
+        }
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sleeps until `at` after the start.
+    pub fn sleep_until(&self, at: Duration) {
+        if let Some(left) = at.checked_sub(self.started.elapsed()) {
+            std::thread::sleep(left);
+        }
+    }
+
+    /// What it printed so far.
+    pub fn stderr_now(&self) -> String {
+        std::fs::read_to_string(&self.err).unwrap_or_default()
+    }
+
+    /// SIGKILL: no chance to flush anything.
+    pub fn kill9(mut self) -> Finished {
+        self.child.kill().expect("SIGKILL");
+        self.wait(Duration::from_secs(10))
+    }
+
+    /// Waits for the exit, killing it after `timeout` (the test then fails on the exit code).
+    pub fn wait(mut self, timeout: Duration) -> Finished {
+        let deadline = Instant::now() + timeout;
+        let status = loop {
+            match self.child.try_wait().expect("waiting for txpace") {
+                Some(status) => break status,
+                None if Instant::now() >= deadline => {
+                    let _ = self.child.kill();
+                    break self.child.wait().expect("reaping txpace");
+                }
+                None => std::thread::sleep(Duration::from_millis(100)),
+            }
+        };
+        let took = self.started.elapsed();
+        let code = status.code().unwrap_or(-1);
+        Finished {
+            code,
+            stdout: std::fs::read_to_string(&self.out).unwrap_or_default(),
+            stderr: std::fs::read_to_string(&self.err).unwrap_or_default(),
+            took,
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn read_report(path: &Path) -> Value {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("report {}: {e}", path.display()));
+    serde_json::from_str(&text).expect("report is JSON")
+}
+
+/// What the chain says of each signature: `None` never landed (as far as the node knows),
+/// `Some(None)` landed without error, `Some(Some(e))` landed with error `e`. Uses the
+/// transaction history, so it also answers after a validator restart.
+pub fn chain_statuses(
+    rpc: &RpcClient,
+    sigs: &[Signature],
+) -> HashMap<Signature, Option<Option<String>>> {
+    let mut out = HashMap::new();
+    for chunk in sigs.chunks(256) {
+        let statuses = rpc
+            .get_signature_statuses_with_history(chunk)
+            .expect("getSignatureStatuses");
+        for (sig, st) in chunk.iter().zip(statuses.value) {
+            out.insert(*sig, st.map(|s| s.err.map(|e| e.to_string())));
+        }
+    }
+    out
+}
+
+/// Every report record's status matches the chain: confirmed or finalized exactly when the chain
+/// has it landed without error, failed when it landed with one, expired when it never landed.
+/// Returns (confirmed, failed, expired).
+pub fn assert_report_agrees_with_chain(
+    rpc: &RpcClient,
+    report: &Value,
+    n: usize,
+) -> (usize, usize, usize) {
+    let txs = report["transactions"].as_array().expect("transactions");
+    assert_eq!(txs.len(), n, "{:#}", report["summary"]);
+    let sigs: Vec<Signature> = txs
+        .iter()
+        .map(|t| Signature::from_str(t["signature"].as_str().unwrap_or("")).expect("signature"))
+        .collect();
+    let chain = chain_statuses(rpc, &sigs);
+    let mut counts = (0, 0, 0);
+    for (t, sig) in txs.iter().zip(&sigs) {
+        let status = t["status"].as_str().unwrap_or("");
+        let on_chain = chain.get(sig).cloned().flatten();
+        match status {
+            "confirmed" | "finalized" => {
+                assert_eq!(
+                    on_chain,
+                    Some(None),
+                    "report says {status}, chain disagrees: {t:#}"
+                );
+                assert!(t["landed_slot"].as_u64().is_some(), "{t:#}");
+                counts.0 += 1;
+            }
+            "failed" => {
+                assert!(
+                    matches!(on_chain, Some(Some(_))),
+                    "report says failed, chain: {on_chain:?}: {t:#}"
+                );
+                counts.1 += 1;
+            }
+            "expired" => {
+                assert_eq!(on_chain, None, "report says expired, chain has it: {t:#}");
+                counts.2 += 1;
+            }
+            other => panic!("unfinished status {other:?} in a finished run: {t:#}"),
+        }
+    }
+    let s = &report["summary"];
+    assert_eq!(
+        (
+            s["confirmed"].as_u64(),
+            s["failed"].as_u64(),
+            s["expired"].as_u64()
+        ),
+        (
+            Some(counts.0 as u64),
+            Some(counts.1 as u64),
+            Some(counts.2 as u64)
+        ),
+        "{s:#}"
+    );
+    counts
+}
+
+/// Every file under `dir`, recursively.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The log file a `txpace send` named on its last lines ("log: PATH").
+pub fn log_file_of(stdout: &str) -> Option<PathBuf> {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("log: "))
+        .map(PathBuf::from)
+}
