@@ -1,8 +1,486 @@
-//! Deploy benchmark (being written).
+//! The deploy benchmark: spl-token-2022 (615,936 bytes, from `scripts/fetch-programs.sh`)
+//! deployed through `txpace deploy` and through Agave's deploy path — buffer created over RPC,
+//! the same write messages through `send_and_confirm_transactions_in_parallel_v2` with a QUIC
+//! TPU client, then `DeployWithMaxDataLen` — on the same validator in one run, each as a
+//! measured child process.
+//!
+//! Sends per landed write: txpace counts its own sends (its report). Agave's client does not
+//! expose a count, so its child installs a metrics sink and sums the `num_packets` its QUIC
+//! connection cache reports (one packet per transaction per leader address).
+
+use std::{
+    io::{BufRead, BufReader, Read, Write},
+    net::TcpListener,
+    path::{Path, PathBuf},
+    process::Command,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result, anyhow, bail};
+use serde::Serialize;
+use serde_json::Value;
+use solana_client::{
+    connection_cache::ConnectionCache,
+    nonblocking::{rpc_client::RpcClient, tpu_client::TpuClient},
+    rpc_config::RpcSendTransactionConfig,
+    send_and_confirm_transactions_in_parallel::{
+        SendAndConfirmConfigV2, send_and_confirm_transactions_in_parallel_v2,
+    },
+    tpu_client::TpuClientConfig,
+};
+use solana_commitment_config::CommitmentConfig;
+use solana_keypair::{Keypair, read_keypair_file};
+use solana_loader_v3_interface::{instruction as loader, state::UpgradeableLoaderState};
+use solana_message::Message;
+use solana_signer::Signer;
+use solana_transaction::Transaction;
+use txpace::{
+    deploy::chunks::{Chunks, WriteSigners},
+    validator::{LocalValidator, ValidatorOptions},
+};
+
+use crate::measure::{self, Usage};
+
+/// Name of the Agave child's connection cache, and of the metrics points it reports.
+const AGAVE_CACHE: &str = "txpace-bench-agave-deploy";
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The program to deploy [default: spl_token_2022.so from scripts/fetch-programs.sh]
+    #[arg(long)]
+    program: Option<PathBuf>,
+    /// Skip the Agave comparison
+    #[arg(long)]
+    no_agave: bool,
+    /// Also write the figures as JSON here
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// (internal) run Agave's deploy path as the measured child, against this RPC URL
+    #[arg(long, hide = true, requires_all = ["ws", "keypair"])]
+    agave_child: Option<String>,
+    #[arg(long, hide = true)]
+    ws: Option<String>,
+    #[arg(long, hide = true)]
+    keypair: Option<PathBuf>,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("the deploy benchmark is being written")
+#[derive(Debug, Serialize)]
+struct Contender {
+    name: &'static str,
+    usage: Usage,
+    /// From the first write sent to the last write confirmed.
+    writes_s: f64,
+    writes: u64,
+    landed_writes: u64,
+    sends: Option<u64>,
+    sends_per_landed: Option<f64>,
+    deployed: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    if let Some(url) = &args.agave_child {
+        return agave_child(
+            url,
+            args.ws.as_deref().context("--ws")?,
+            args.keypair.as_deref().context("--keypair")?,
+            &program_path(&args)?,
+        );
+    }
+    let program = program_path(&args)?;
+    let bytes =
+        std::fs::read(&program).with_context(|| format!("reading {}", program.display()))?;
+    let dir = std::env::temp_dir().join(format!("txpace-bench-deploy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    eprintln!("starting solana-test-validator…");
+    let v = ValidatorOptions::default()
+        .start()
+        .map_err(|e| anyhow!("{e}"))?;
+    let mut contenders = vec![txpace_deploy(&v, &dir, &program, "100")?];
+    if !args.no_agave {
+        contenders.push(agave_deploy(&v, &program)?);
+    }
+    contenders.push(txpace_deploy(&v, &dir, &program, "max")?);
+    print_table(&contenders, bytes.len());
+    if let Some(path) = args.json {
+        std::fs::write(&path, serde_json::to_string_pretty(&contenders)?)?;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+fn program_path(args: &Args) -> Result<PathBuf> {
+    if let Some(p) = &args.program {
+        return Ok(p.clone());
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .context("the bench package sits in the txpace checkout")?;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let path = target.join("programs").join("spl_token_2022.so");
+    if !path.exists() {
+        let status = Command::new("bash")
+            .arg(root.join("scripts/fetch-programs.sh"))
+            .env("PROGRAMS_DIR", target.join("programs"))
+            .status()
+            .context("running scripts/fetch-programs.sh")?;
+        if !status.success() || !path.exists() {
+            bail!(
+                "scripts/fetch-programs.sh did not produce {}",
+                path.display()
+            );
+        }
+    }
+    Ok(path)
+}
+
+fn txpace_bin() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("locating the bench binary")?;
+    let bin = exe
+        .parent()
+        .map(|d| d.join("txpace"))
+        .context("bench binary has no directory")?;
+    if !bin.exists() {
+        bail!(
+            "{} not found: build txpace in the same profile first (cargo build --release)",
+            bin.display()
+        );
+    }
+    Ok(bin)
+}
+
+fn txpace_deploy(v: &LocalValidator, dir: &Path, program: &Path, rate: &str) -> Result<Contender> {
+    // A fresh name each time: a new program id and a new buffer.
+    let so = dir.join(format!("program-{rate}.so"));
+    std::fs::copy(program, &so)?;
+    let report = dir.join(format!("deploy-{rate}.report.json"));
+    let config = dir.join("empty-cli-config.yml");
+    std::fs::write(&config, "")?;
+    let mut cmd = Command::new(txpace_bin()?);
+    cmd.arg("--config")
+        .arg(&config)
+        .args([
+            "deploy",
+            "--no-tui",
+            "--url",
+            &v.rpc_url(),
+            "--ws",
+            &v.ws_url(),
+        ])
+        .arg(&so)
+        .args(["--rate", rate])
+        .arg("--keypair")
+        .arg(v.mint_keypair_path())
+        .arg("--report")
+        .arg(&report)
+        .env("XDG_DATA_HOME", dir);
+    eprintln!("txpace deploy --rate {rate}…");
+    let done = measure::run(&mut cmd)?;
+    eprintln!("{}", done.stdout.trim_end());
+    let text = std::fs::read_to_string(&report)
+        .with_context(|| format!("no report from txpace deploy: {}", done.stderr))?;
+    let r: Value = serde_json::from_str(&text)?;
+    let writes = r["phases"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["name"] == "writes"))
+        .map(|p| &p["report"]["summary"])
+        .context("no writes phase in the report")?;
+    Ok(Contender {
+        name: if rate == "max" {
+            "txpace deploy --rate max"
+        } else {
+            "txpace deploy --rate 100"
+        },
+        usage: done.usage,
+        writes_s: writes["elapsed_s"].as_f64().unwrap_or(0.0),
+        writes: writes["total"].as_u64().unwrap_or(0),
+        landed_writes: writes["confirmed"].as_u64().unwrap_or(0),
+        sends: writes["sends"].as_u64(),
+        sends_per_landed: writes["sends_per_landed"].as_f64(),
+        deployed: done.status.success() && r["outcome"] == "deployed",
+    })
+}
+
+fn agave_deploy(v: &LocalValidator, program: &Path) -> Result<Contender> {
+    let mut cmd = Command::new(std::env::current_exe()?);
+    cmd.args(["deploy", "--agave-child", &v.rpc_url(), "--ws", &v.ws_url()])
+        .arg("--keypair")
+        .arg(v.mint_keypair_path())
+        .arg("--program")
+        .arg(program);
+    eprintln!("Agave send_and_confirm_transactions_in_parallel_v2…");
+    let done = measure::run(&mut cmd)?;
+    if !done.status.success() {
+        eprintln!("agave deploy child failed:\n{}", done.stderr);
+    }
+    let field = |name: &str| -> Option<f64> {
+        done.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+    };
+    let mut usage = done.usage;
+    usage.wall_s -= field("metrics_wait_s ").unwrap_or(0.0);
+    let writes = field("writes ").unwrap_or(0.0) as u64;
+    let landed = field("landed ").unwrap_or(0.0) as u64;
+    let sends = field("sent_packets ").map(|s| s as u64);
+    Ok(Contender {
+        name: "Agave send_and_confirm_transactions_in_parallel_v2",
+        usage,
+        writes_s: field("writes_s ").unwrap_or(0.0),
+        writes,
+        landed_writes: landed,
+        sends,
+        sends_per_landed: sends
+            .filter(|_| landed > 0)
+            .map(|s| s as f64 / landed as f64),
+        deployed: done.status.success() && done.stdout.lines().any(|l| l.starts_with("deployed ")),
+    })
+}
+
+fn print_table(c: &[Contender], len: usize) {
+    println!("\nDeploy of a {len}-byte program on one local validator");
+    println!(
+        "{:<52} {:>8} {:>8} {:>11} {:>7} {:>8} {:>9} {:>9}",
+        "deployer", "total s", "writes s", "writes", "CPU s", "peak MB", "sends", "sends/tx"
+    );
+    for x in c {
+        println!(
+            "{:<52} {:>8.1} {:>8.1} {:>11} {:>7.2} {:>8.1} {:>9} {:>9}{}",
+            x.name,
+            x.usage.wall_s,
+            x.writes_s,
+            format!("{}/{}", x.landed_writes, x.writes),
+            x.usage.cpu_s,
+            x.usage.peak_rss_mb,
+            x.sends.map_or("n/a".into(), |s| s.to_string()),
+            x.sends_per_landed
+                .map_or("n/a".to_string(), |v| format!("{v:.3}")),
+            if x.deployed { "" } else { "  (NOT deployed)" }
+        );
+    }
+    if let [t, a, ..] = c {
+        println!(
+            "txpace / Agave: total {:.3}, writes {:.3}, CPU {:.2}, memory {:.2}",
+            t.usage.wall_s / a.usage.wall_s.max(0.001),
+            t.writes_s / a.writes_s.max(0.001),
+            t.usage.cpu_s / a.usage.cpu_s.max(0.001),
+            t.usage.peak_rss_mb / a.usage.peak_rss_mb.max(0.001)
+        );
+    }
+}
+
+/// Agave's deploy path, as `solana program deploy` runs it: the buffer over RPC, the writes
+/// through `send_and_confirm_transactions_in_parallel_v2` with a QUIC TPU client (at most 5
+/// signings), the deploy over RPC. Prints `key value` lines for the parent.
+fn agave_child(url: &str, ws: &str, keypair: &Path, program: &Path) -> Result<()> {
+    let program = std::fs::read(program)?;
+    let payer = Arc::new(
+        read_keypair_file(keypair).map_err(|e| anyhow!("reading {}: {e}", keypair.display()))?,
+    );
+    let sink = MetricsSink::start()?;
+    // Safety of set_var: still single-threaded here; the metrics agent reads it on first use.
+    unsafe {
+        std::env::set_var(
+            "SOLANA_METRICS_CONFIG",
+            format!("host=http://{},db=bench,u=bench,p=bench", sink.addr),
+        );
+    }
+    log::set_boxed_logger(Box::new(InfoOnly)).map_err(|e| anyhow!("{e}"))?;
+    log::set_max_level(log::LevelFilter::Info);
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(async {
+        let rpc = Arc::new(RpcClient::new_with_commitment(
+            url.to_string(),
+            CommitmentConfig::confirmed(),
+        ));
+        let buffer = Keypair::new();
+        let program_kp = Keypair::new();
+        let len = program.len();
+        let rent = rpc
+            .get_minimum_balance_for_rent_exemption(UpgradeableLoaderState::size_of_buffer(len))
+            .await?;
+        let create = loader::create_buffer(
+            &payer.pubkey(),
+            &buffer.pubkey(),
+            &payer.pubkey(),
+            rent,
+            len,
+        )
+        .map_err(|e| anyhow!("{e}"))?;
+        send_rpc(&rpc, &create, &[&*payer, &buffer]).await?;
+
+        // The very write messages txpace sends: same chunking, same instructions.
+        let w = WriteSigners {
+            payer: payer.clone(),
+            authority: payer.clone(),
+            buffer: buffer.pubkey(),
+        };
+        let chunks = Chunks {
+            size: w.max_chunk(&[])?,
+            len,
+        };
+        let which = chunks.differing(&program, &[]);
+        let messages: Vec<Message> = w
+            .plan(&program, chunks, &which, &[])
+            .iter()
+            .map(|p| Message::new(&p.instructions, Some(&payer.pubkey())))
+            .collect();
+        let cache = match ConnectionCache::new(AGAVE_CACHE) {
+            ConnectionCache::Quic(c) => c,
+            ConnectionCache::Udp(_) => bail!("expected a QUIC connection cache"),
+        };
+        let tpu = TpuClient::new_with_connection_cache(
+            rpc.clone(),
+            ws,
+            TpuClientConfig::default(),
+            cache.clone(),
+        )
+        .await
+        .map_err(|e| anyhow!("TpuClient: {e}"))?;
+        let started = Instant::now();
+        let errors = send_and_confirm_transactions_in_parallel_v2(
+            rpc.clone(),
+            Some(tpu),
+            &messages,
+            &[&*payer],
+            SendAndConfirmConfigV2 {
+                with_spinner: false,
+                resign_txs_count: Some(5),
+                rpc_send_transaction_config: RpcSendTransactionConfig {
+                    skip_preflight: true,
+                    ..Default::default()
+                },
+            },
+        )
+        .await
+        .map_err(|e| anyhow!("send_and_confirm_transactions_in_parallel_v2: {e}"))?;
+        let writes_s = started.elapsed().as_secs_f64();
+        let landed = errors.iter().filter(|e| e.is_none()).count();
+        println!("writes {}", messages.len());
+        println!("landed {landed}");
+        println!("writes_s {writes_s:.3}");
+
+        let deploy = loader::deploy_with_max_program_len(
+            &payer.pubkey(),
+            &program_kp.pubkey(),
+            &buffer.pubkey(),
+            &payer.pubkey(),
+            rpc.get_minimum_balance_for_rent_exemption(UpgradeableLoaderState::size_of_program())
+                .await?,
+            len,
+        )
+        .map_err(|e| anyhow!("{e}"))?;
+        send_rpc(&rpc, &deploy, &[&*payer, &program_kp]).await?;
+        println!("deployed {}", program_kp.pubkey());
+        // The cache reports its counters at most every 2 s, when a connection is taken: wait
+        // out the interval, take one, and flush the metrics agent. The parent takes this wait
+        // off the measured time.
+        let wait = Instant::now();
+        tokio::time::sleep(Duration::from_millis(2_100)).await;
+        let tpu_addr = rpc
+            .get_cluster_nodes()
+            .await?
+            .into_iter()
+            .find_map(|n| n.tpu_quic)
+            .context("no TPU QUIC address")?;
+        let _ = cache.get_nonblocking_connection(&tpu_addr);
+        solana_metrics::flush();
+        println!("sent_packets {}", sink.sent_packets());
+        println!("metrics_wait_s {:.3}", wait.elapsed().as_secs_f64());
+
+        Ok(())
+    })
+}
+
+async fn send_rpc(
+    rpc: &RpcClient,
+    ixs: &[solana_instruction::Instruction],
+    signers: &[&Keypair],
+) -> Result<()> {
+    let hash = rpc.get_latest_blockhash().await?;
+    let tx = Transaction::new_signed_with_payer(ixs, Some(&signers[0].pubkey()), signers, hash);
+    rpc.send_and_confirm_transaction(&tx).await?;
+    Ok(())
+}
+
+/// Lets `datapoint_info!` through (it is skipped unless `info` is enabled) and prints nothing.
+struct InfoOnly;
+
+impl log::Log for InfoOnly {
+    fn enabled(&self, m: &log::Metadata) -> bool {
+        m.level() <= log::Level::Info
+    }
+    fn log(&self, _: &log::Record) {}
+    fn flush(&self) {}
+}
+
+/// A stand-in InfluxDB: accepts the metrics agent's line-protocol posts and sums the
+/// `num_packets` field (sends attempted) of our connection cache's points.
+struct MetricsSink {
+    addr: std::net::SocketAddr,
+    sent: Arc<AtomicU64>,
+}
+
+impl MetricsSink {
+    fn start() -> Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let addr = listener.local_addr()?;
+        let sent = Arc::new(AtomicU64::new(0));
+        let total = sent.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let _ = serve(stream, &total);
+            }
+        });
+        Ok(Self { addr, sent })
+    }
+
+    fn sent_packets(&self) -> u64 {
+        self.sent.load(Ordering::SeqCst)
+    }
+}
+
+fn serve(stream: std::net::TcpStream, total: &AtomicU64) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut len = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line
+            .to_ascii_lowercase()
+            .strip_prefix("content-length:")
+            .map(|v| v.trim().to_string())
+        {
+            len = v.parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0u8; len];
+    reader.read_exact(&mut body)?;
+    for point in String::from_utf8_lossy(&body).lines() {
+        if !point.starts_with(AGAVE_CACHE) {
+            continue;
+        }
+        if let Some(v) = point
+            .split([' ', ','])
+            .find_map(|f| f.strip_prefix("num_packets="))
+            .and_then(|v| v.trim_end_matches('i').parse::<u64>().ok())
+        {
+            total.fetch_add(v, Ordering::SeqCst);
+        }
+    }
+    let mut stream = stream;
+    stream
+        .write_all(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
+    Ok(())
 }
