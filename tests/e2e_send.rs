@@ -194,8 +194,8 @@ fn invalid_input_is_refused_before_anything_is_sent_unless_skipped() {
     );
     // Nothing reached the chain.
     let rpc = v.rpc_client();
-    let loaded =
-        txpace::source::load(&[file.clone()], txpace::cli::InputFormat::Auto).expect("load");
+    let loaded = txpace::source::load(std::slice::from_ref(&file), txpace::cli::InputFormat::Auto)
+        .expect("load");
     let sigs: Vec<Signature> = loaded.valid.iter().map(|t| t.signature).collect();
     let statuses = rpc.get_signature_statuses(&sigs).expect("statuses");
     assert!(statuses.value.iter().all(Option::is_none));
