@@ -23,11 +23,12 @@ pub fn run(args: DemoArgs) -> Result<u8> {
     eprintln!("starting solana-test-validator on loopback…");
     let validator = LocalValidator::start().context("starting the local validator")?;
     eprintln!(
-        "validator ready in {:.1} s: RPC {}, websocket {}, TPU QUIC {}",
+        "validator ready in {:.1} s: RPC {}, websocket {}, TPU QUIC {}, ledger {}",
         validator.startup_time().as_secs_f64(),
         validator.rpc_url(),
         validator.ws_url(),
-        validator.tpu_quic()
+        validator.tpu_quic(),
+        validator.ledger_path().display()
     );
     let txs = workload(&validator, &args)?;
     let mut opts = args.send;
