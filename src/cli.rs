@@ -303,3 +303,48 @@ pub struct DeployArgs {
     #[command(flatten)]
     pub send: SendOpts,
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn rates_parse() {
+        assert_eq!("100".parse::<RateArg>(), Ok(RateArg::Fixed(100.0)));
+        assert_eq!("MAX".parse::<RateArg>(), Ok(RateArg::Max));
+        assert_eq!(
+            "0.5".parse::<RateArg>(),
+            Err("\"0.5\" is not a rate: give transactions per second (at least 1) or `max`".into())
+        );
+        assert!("fast".parse::<RateArg>().is_err());
+    }
+
+    #[test]
+    fn resend_intervals_parse_as_slots_or_time() {
+        let d = |s: &str| s.parse::<ResendInterval>().map(|r| r.0);
+        assert_eq!(d("10"), Ok(Duration::from_millis(4_000)));
+        assert_eq!(d("5slots"), Ok(Duration::from_millis(2_000)));
+        assert_eq!(d("1 slot"), Ok(Duration::from_millis(400)));
+        assert_eq!(d("4s"), Ok(Duration::from_secs(4)));
+        assert_eq!(d("1500ms"), Ok(Duration::from_millis(1_500)));
+        assert_eq!(
+            d("-1"),
+            Err("\"-1\" is not an interval: give slots (`10`) or a time (`4s`, `1500ms`)".into())
+        );
+    }
+
+    #[test]
+    fn send_defaults() {
+        let cli = Cli::try_parse_from(["txpace", "send", "a.b64"]).expect("parses");
+        let Command::Send(args) = cli.command else {
+            panic!("not send");
+        };
+        assert_eq!(args.opts.rate, RateArg::Fixed(100.0));
+        assert_eq!(args.opts.fanout, 1);
+        assert_eq!(args.opts.send_timeout, 5.0);
+        assert_eq!(args.opts.resend_interval.0, Duration::from_secs(4));
+        assert!(!args.skip_invalid);
+    }
+}
