@@ -99,8 +99,8 @@ pub fn run(
             return Ok(UiExit::Quit);
         }
         // A closed channel means the engine is gone; keep showing its last word.
-        if snapshots.has_changed().unwrap_or(false) {
-            snap = snapshots.borrow_and_update().clone();
+        if let Some(newer) = newer(&mut snapshots, &snap) {
+            snap = newer;
             dirty = true;
         }
         let due = last_draw.is_none_or(|t| {
@@ -122,8 +122,8 @@ pub fn run(
         match event::read()? {
             Event::Key(key) => {
                 // Act on the newest picture, not the one drawn up to a frame ago.
-                if snapshots.has_changed().unwrap_or(false) {
-                    snap = snapshots.borrow_and_update().clone();
+                if let Some(newer) = newer(&mut snapshots, &snap) {
+                    snap = newer;
                 }
                 if let Some(cmd) = app.handle_key(key, &snap) {
                     let _ = commands.send(cmd);
@@ -140,5 +140,38 @@ pub fn run(
             Event::Resize(..) => last_draw = None,
             _ => {}
         }
+    }
+}
+
+/// A picture newer than `shown`, if any — including the last one an engine published just
+/// before it ended: a closed channel answers `has_changed` with an error even when its final
+/// value (the DONE state) was never read.
+fn newer(rx: &mut watch::Receiver<Arc<Snapshot>>, shown: &Snapshot) -> Option<Arc<Snapshot>> {
+    match rx.has_changed() {
+        Ok(true) => Some(rx.borrow_and_update().clone()),
+        Ok(false) => None,
+        Err(_) => {
+            let last = rx.borrow().clone();
+            (last.seq != shown.seq).then_some(last)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_picture_before_the_engine_ends_is_not_lost() {
+        let first = Arc::new(fixtures::running(3));
+        let (tx, mut rx) = watch::channel(first.clone());
+        assert!(newer(&mut rx, &first).is_none());
+        let mut done = fixtures::done(3);
+        done.seq = first.seq + 1;
+        tx.send_replace(Arc::new(done));
+        drop(tx);
+        let got = newer(&mut rx, &first).expect("the final snapshot");
+        assert_eq!(got.run, crate::engine::snapshot::RunState::Done);
+        assert!(newer(&mut rx, &got).is_none());
     }
 }
