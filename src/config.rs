@@ -230,7 +230,7 @@ mod tests {
         );
         assert_eq!(
             normalize_url("ftp://x").unwrap_err().to_string(),
-            "RPC URL ftp://x must start with http:// or https://"
+            "RPC URL ftp://x/ must start with http:// or https://"
         );
     }
 
