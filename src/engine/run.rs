@@ -42,6 +42,9 @@ pub(super) enum Update {
     Chain(super::sync::ChainUpdate),
 }
 
+/// Updates handled per loop turn at most, so commands and sends still get their turn.
+const UPDATE_BATCH: usize = 256;
+
 pub(super) struct Engine {
     pub(super) cfg: EngineConfig,
     pub(super) chain: Arc<dyn Chain>,
@@ -149,13 +152,24 @@ impl Engine {
             } else {
                 self.next_send_at(Instant::now())
             };
+            // Not biased: under load a stream of updates must not starve the pacer or the
+            // snapshot publisher.
             tokio::select! {
-                biased;
                 cmd = commands.recv() => match cmd {
                     Some(cmd) => self.on_command(cmd, &mut paused),
                     None => self.run = RunState::Stopped,
                 },
-                Some(update) = updates.recv() => self.on_update(update),
+                Some(update) = updates.recv() => {
+                    self.on_update(update);
+                    // Take what else has queued up in one go: one loop turn per update would
+                    // re-arm every timer for each of them.
+                    for _ in 0..UPDATE_BATCH {
+                        match updates.try_recv() {
+                            Ok(update) => self.on_update(update),
+                            Err(_) => break,
+                        }
+                    }
+                }
                 slot = recv_opt(&mut slot_feed) => match slot {
                     Some(slot) => self.on_slot(slot),
                     None => slot_feed = None,
