@@ -8,7 +8,10 @@ mod send;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "txpace-bench", about = "txpace benchmarks on a local solana-test-validator")]
+#[command(
+    name = "txpace-bench",
+    about = "txpace benchmarks on a local solana-test-validator"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Bench,
@@ -21,11 +24,15 @@ enum Bench {
     Send(send::Args),
     /// A program deploy through txpace and through Agave's parallel deploy path
     Deploy(deploy::Args),
+    /// (internal) Agave's TpuClient as a measured child process
+    #[command(hide = true)]
+    AgaveSend(send::AgaveArgs),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Bench::Send(args) => send::run(args),
         Bench::Deploy(args) => deploy::run(args),
+        Bench::AgaveSend(args) => send::agave_send(args),
     }
 }

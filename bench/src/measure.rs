@@ -1,1 +1,77 @@
-//! Measuring a child process: wall time, CPU time and peak memory.
+//! Measuring a child process the same way for every contender: wall time, CPU time (user +
+//! system) and peak resident memory, from `wait4`'s rusage — so txpace and Agave's client are
+//! both run as separate processes and compared on equal terms.
+
+use std::{
+    process::{Child, Command, ExitStatus, Stdio},
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result, bail};
+
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct Usage {
+    pub wall_s: f64,
+    pub cpu_s: f64,
+    pub peak_rss_mb: f64,
+}
+
+pub struct Finished {
+    pub status: ExitStatus,
+    pub usage: Usage,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `cmd` to completion, capturing its output, and measures it.
+pub fn run(cmd: &mut Command) -> Result<Finished> {
+    let started = Instant::now();
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("spawning {cmd:?}"))?;
+    wait(child, started)
+}
+
+fn wait(mut child: Child, started: Instant) -> Result<Finished> {
+    use std::io::Read;
+    let pid = child.id() as libc::pid_t;
+    // Drain the pipes on threads so a chatty child never blocks on a full pipe.
+    let mut out_pipe = child.stdout.take().context("stdout pipe")?;
+    let mut err_pipe = child.stderr.take().context("stderr pipe")?;
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out_pipe.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err_pipe.read_to_string(&mut s);
+        s
+    });
+    let mut status: libc::c_int = 0;
+    // SAFETY: rusage is plain old data, filled in by the kernel.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our own child; status and usage point to valid memory.
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    if rc != pid {
+        bail!("wait4 on {pid} failed: {}", std::io::Error::last_os_error());
+    }
+    let wall = started.elapsed();
+    let tv = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    use std::os::unix::process::ExitStatusExt;
+    Ok(Finished {
+        status: ExitStatus::from_raw(status),
+        usage: Usage {
+            wall_s: wall.as_secs_f64(),
+            cpu_s: (tv(usage.ru_utime) + tv(usage.ru_stime)).as_secs_f64(),
+            // Linux reports ru_maxrss in KiB.
+            peak_rss_mb: usage.ru_maxrss as f64 / 1024.0,
+        },
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
+}

@@ -1,8 +1,381 @@
-//! Send benchmark (being written).
+//! The send benchmark: the founding workload (5,000 unique self-transfers at 1,000,000
+//! µlamports/CU) through txpace at 100 tx/s and through Agave's
+//! `TpuClient::send_and_confirm_messages_with_spinner` on the same validator in one run; then
+//! txpace's pacing accuracy at 100 and 1,000 tx/s and its highest landed rate with `--rate max`,
+//! unstaked and with the validator's (staked) identity.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+    sync::Arc,
+};
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use serde_json::Value;
+use solana_client::{
+    rpc_client::RpcClient,
+    tpu_client::{TpuClient, TpuClientConfig},
+};
+use solana_commitment_config::CommitmentConfig;
+use solana_compute_budget_interface::ComputeBudgetInstruction;
+use solana_keypair::{Keypair, read_keypair_file};
+use solana_message::Message;
+use solana_signer::Signer;
+use txpace::validator::{LocalValidator, ValidatorOptions};
+
+use crate::measure::{self, Usage};
+
+const CU_PRICE: u64 = 1_000_000;
+const CU_LIMIT: u32 = 1_000;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Transactions in the founding workload
+    #[arg(long, default_value_t = 5000)]
+    count: usize,
+    /// Skip the Agave comparison (only txpace's own figures)
+    #[arg(long)]
+    no_agave: bool,
+    /// Also write the figures as JSON here
+    #[arg(long)]
+    json: Option<PathBuf>,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("the send benchmark is being written")
+/// Hidden child mode: Agave's TpuClient sends the workload, so it is measured as a process
+/// exactly like txpace.
+#[derive(clap::Args)]
+pub struct AgaveArgs {
+    #[arg(long)]
+    url: String,
+    #[arg(long)]
+    ws: String,
+    #[arg(long)]
+    keypair: PathBuf,
+    #[arg(long)]
+    count: usize,
+    /// Offsets the lamport amounts so these transactions differ from txpace's.
+    #[arg(long, default_value_t = 1_000_000)]
+    amount_base: u64,
+}
+
+#[derive(Debug, Serialize)]
+struct Contender {
+    name: String,
+    landed: u64,
+    total: u64,
+    usage: Usage,
+    /// Wall time over the N/rate bound.
+    vs_bound: f64,
+    sends_per_landed: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+struct RateFigure {
+    target: f64,
+    achieved: f64,
+    ratio: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct MaxFigure {
+    identity: &'static str,
+    landed: u64,
+    total: u64,
+    wall_s: f64,
+    landed_per_s: f64,
+    sends_per_landed: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+struct Figures {
+    founding: Vec<Contender>,
+    pacing: Vec<RateFigure>,
+    max_rate: Vec<MaxFigure>,
+}
+
+fn txpace_bin() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("locating the bench binary")?;
+    let bin = exe
+        .parent()
+        .map(|d| d.join("txpace"))
+        .context("bench binary has no directory")?;
+    if !bin.exists() {
+        bail!(
+            "{} not found: build txpace in the same profile first (cargo build --release)",
+            bin.display()
+        );
+    }
+    Ok(bin)
+}
+
+fn generate(v: &LocalValidator, dir: &Path, name: &str, n: usize, payers: u32) -> Result<PathBuf> {
+    let out = dir.join(name);
+    let mut cmd = Command::new(txpace_bin()?);
+    cmd.args([
+        "gen",
+        "-n",
+        &n.to_string(),
+        "--url",
+        &v.rpc_url(),
+        "--keypair",
+    ])
+    .arg(v.mint_keypair_path())
+    .arg("--out")
+    .arg(&out);
+    if payers > 1 {
+        cmd.args(["--payers", &payers.to_string()]);
+    }
+    let done = measure::run(&mut cmd)?;
+    if !done.status.success() {
+        bail!("txpace gen failed: {}", done.stderr);
+    }
+    Ok(out)
+}
+
+/// Runs `txpace send --no-tui` and returns its measured usage and report.
+fn txpace_send(v: &LocalValidator, file: &Path, extra: &[&str]) -> Result<(Usage, Value)> {
+    let report = file.with_extension("report.json");
+    let mut cmd = Command::new(txpace_bin()?);
+    cmd.args([
+        "send",
+        "--no-tui",
+        "--url",
+        &v.rpc_url(),
+        "--ws",
+        &v.ws_url(),
+    ])
+    .arg(file)
+    .arg("--report")
+    .arg(&report)
+    .args(extra);
+    let done = measure::run(&mut cmd)?;
+    eprintln!("{}", done.stdout.trim_end());
+    let text = std::fs::read_to_string(&report)
+        .with_context(|| format!("no report from txpace send: {}", done.stderr))?;
+    Ok((done.usage, serde_json::from_str(&text)?))
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap_or(0)
+}
+
+/// Achieved pace from the spread of first sends: the engine's steady state, without the
+/// start-up and the wait for the last confirmations.
+fn achieved_from_first_sends(report: &Value) -> f64 {
+    let mut firsts: Vec<u64> = report["transactions"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t["first_sent_ms"].as_u64())
+                .collect()
+        })
+        .unwrap_or_default();
+    firsts.sort_unstable();
+    match (firsts.first(), firsts.last()) {
+        (Some(a), Some(b)) if b > a => (firsts.len() - 1) as f64 / ((b - a) as f64 / 1000.0),
+        _ => 0.0,
+    }
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let dir = tempfile_dir()?;
+    eprintln!("starting solana-test-validator…");
+    let v = ValidatorOptions::default()
+        .start()
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let n = args.count;
+    let bound = n as f64 / 100.0;
+    let mut founding = Vec::new();
+
+    // txpace at 100 tx/s.
+    let file = generate(&v, &dir, "founding.b64", n, 1)?;
+    let (usage, report) = txpace_send(&v, &file, &["--rate", "100"])?;
+    let s = &report["summary"];
+    founding.push(Contender {
+        name: "txpace --rate 100".into(),
+        landed: u(&s["confirmed"]),
+        total: u(&s["total"]),
+        vs_bound: usage.wall_s / bound,
+        sends_per_landed: s["sends_per_landed"].as_f64(),
+        usage,
+    });
+    let pace_100 = achieved_from_first_sends(&report);
+
+    // Agave's TpuClient, same validator, same workload shape.
+    if !args.no_agave {
+        let exe = std::env::current_exe()?;
+        let mut cmd = Command::new(exe);
+        cmd.args(["agave-send", "--url", &v.rpc_url(), "--ws", &v.ws_url()])
+            .arg("--keypair")
+            .arg(v.mint_keypair_path())
+            .args(["--count", &n.to_string()]);
+        let done = measure::run(&mut cmd)?;
+        let landed: u64 = done
+            .stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("landed "))
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap_or(0);
+        if !done.status.success() {
+            eprintln!("agave-send failed: {}", done.stderr);
+        }
+        founding.push(Contender {
+            name: "Agave TpuClient send_and_confirm_messages_with_spinner".into(),
+            landed,
+            total: n as u64,
+            vs_bound: done.usage.wall_s / bound,
+            sends_per_landed: None,
+            usage: done.usage,
+        });
+    }
+
+    // Pacing accuracy at 1,000 tx/s (10 s of sends over 8 payers, so no account is hot).
+    let file = generate(&v, &dir, "pace1000.b64", 10_000, 8)?;
+    let (_, report) = txpace_send(&v, &file, &["--rate", "1000"])?;
+    let pace_1000 = achieved_from_first_sends(&report);
+    let pacing = vec![
+        RateFigure {
+            target: 100.0,
+            achieved: pace_100,
+            ratio: pace_100 / 100.0,
+        },
+        RateFigure {
+            target: 1000.0,
+            achieved: pace_1000,
+            ratio: pace_1000 / 1000.0,
+        },
+    ];
+
+    // Highest landed rate, unstaked and staked.
+    let mut max_rate = Vec::new();
+    let identity = v.identity_keypair_path();
+    for (label, extra) in [
+        ("unstaked", vec!["--rate", "max"]),
+        (
+            "staked",
+            vec![
+                "--rate",
+                "max",
+                "--identity",
+                identity.to_str().unwrap_or_default(),
+            ],
+        ),
+    ] {
+        let file = generate(&v, &dir, &format!("max-{label}.b64"), 20_000, 8)?;
+        let (usage, report) = txpace_send(&v, &file, &extra)?;
+        let s = &report["summary"];
+        let landed = u(&s["confirmed"]);
+        let elapsed = s["elapsed_s"].as_f64().unwrap_or(usage.wall_s);
+        max_rate.push(MaxFigure {
+            identity: label,
+            landed,
+            total: u(&s["total"]),
+            wall_s: usage.wall_s,
+            landed_per_s: landed as f64 / elapsed.max(0.001),
+            sends_per_landed: s["sends_per_landed"].as_f64(),
+        });
+    }
+
+    let figures = Figures {
+        founding,
+        pacing,
+        max_rate,
+    };
+    print_table(&figures, n);
+    if let Some(path) = args.json {
+        std::fs::write(&path, serde_json::to_string_pretty(&figures)?)?;
+    }
+    Ok(())
+}
+
+fn tempfile_dir() -> Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("txpace-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+fn print_table(f: &Figures, n: usize) {
+    println!(
+        "\nFounding workload: {n} self-transfers at {CU_PRICE} µlamports/CU, 100 tx/s (bound N/rate = {:.1} s)",
+        n as f64 / 100.0
+    );
+    println!(
+        "{:<58} {:>9} {:>8} {:>9} {:>7} {:>9} {:>8}",
+        "sender", "landed", "wall s", "x bound", "CPU s", "peak MB", "sends/tx"
+    );
+    for c in &f.founding {
+        println!(
+            "{:<58} {:>9} {:>8.1} {:>9.3} {:>7.2} {:>9.1} {:>8}",
+            c.name,
+            format!("{}/{}", c.landed, c.total),
+            c.usage.wall_s,
+            c.vs_bound,
+            c.usage.cpu_s,
+            c.usage.peak_rss_mb,
+            c.sends_per_landed
+                .map_or("n/a".to_string(), |v| format!("{v:.3}"))
+        );
+    }
+    if let [t, a] = &f.founding[..] {
+        println!(
+            "txpace / Agave: wall {:.3}, CPU {:.2}, memory {:.2}",
+            t.usage.wall_s / a.usage.wall_s,
+            t.usage.cpu_s / a.usage.cpu_s.max(0.001),
+            t.usage.peak_rss_mb / a.usage.peak_rss_mb.max(0.001)
+        );
+    }
+    println!("\nPacing (first sends only)");
+    for p in &f.pacing {
+        println!(
+            "  target {:>6.0} tx/s  achieved {:>8.1} tx/s  ratio {:.4}",
+            p.target, p.achieved, p.ratio
+        );
+    }
+    println!("\n--rate max (20,000 self-transfers over 8 payers)");
+    for m in &f.max_rate {
+        println!(
+            "  {:<9} landed {}/{} in {:.1} s = {:.0} landed tx/s, {} sends per landed",
+            m.identity,
+            m.landed,
+            m.total,
+            m.wall_s,
+            m.landed_per_s,
+            m.sends_per_landed
+                .map_or("n/a".to_string(), |v| format!("{v:.3}"))
+        );
+    }
+}
+
+/// The Agave contender: builds the same kind of messages and lets the TpuClient sign, send,
+/// resend and confirm them.
+pub fn agave_send(args: AgaveArgs) -> Result<()> {
+    let payer = read_keypair_file(&args.keypair)
+        .map_err(|e| anyhow::anyhow!("reading {}: {e}", args.keypair.display()))?;
+    let rpc = Arc::new(RpcClient::new_with_commitment(
+        args.url.clone(),
+        CommitmentConfig::confirmed(),
+    ));
+    let client = TpuClient::new(rpc, &args.ws, TpuClientConfig::default())
+        .map_err(|e| anyhow::anyhow!("TpuClient: {e}"))?;
+    let me = payer.pubkey();
+    let messages: Vec<Message> = (0..args.count as u64)
+        .map(|i| {
+            Message::new(
+                &[
+                    ComputeBudgetInstruction::set_compute_unit_price(CU_PRICE),
+                    ComputeBudgetInstruction::set_compute_unit_limit(CU_LIMIT),
+                    solana_system_interface::instruction::transfer(&me, &me, args.amount_base + i),
+                ],
+                Some(&me),
+            )
+        })
+        .collect();
+    let signers: [&Keypair; 1] = [&payer];
+    let errors = client
+        .send_and_confirm_messages_with_spinner(&messages, &signers)
+        .map_err(|e| anyhow::anyhow!("send_and_confirm_messages_with_spinner: {e}"))?;
+    let landed = errors.iter().filter(|e| e.is_none()).count();
+    println!("landed {landed}");
+    Ok(())
 }
