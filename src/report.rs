@@ -167,20 +167,7 @@ impl Report {
 
     /// Writes the report, readable by the owner only (it names the endpoint and accounts).
     pub fn write(&self, path: &Path) -> anyhow::Result<()> {
-        use anyhow::Context;
-        use std::{io::Write, os::unix::fs::OpenOptionsExt};
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(path)
-            .with_context(|| format!("creating report {}", path.display()))?;
-        serde_json::to_writer_pretty(&mut f, self)
-            .with_context(|| format!("writing report {}", path.display()))?;
-        f.write_all(b"\n")
-            .with_context(|| format!("writing report {}", path.display()))?;
-        Ok(())
+        write_private_json(path, self)
     }
 
     /// 1 when any transaction failed or expired, or the engine failed; 0 otherwise — including
@@ -194,4 +181,22 @@ impl Report {
             0
         }
     }
+}
+
+/// Writes `value` as pretty JSON to a file readable by the owner only: reports name the
+/// endpoint and the accounts involved.
+pub fn write_private_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::{io::Write, os::unix::fs::OpenOptionsExt};
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .with_context(|| format!("creating report {}", path.display()))?;
+    serde_json::to_writer_pretty(&mut f, value)
+        .with_context(|| format!("writing report {}", path.display()))?;
+    f.write_all(b"\n")
+        .with_context(|| format!("writing report {}", path.display()))
 }

@@ -161,7 +161,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
     let elapsed = started.elapsed();
     let report = DeployReport::new(&plan, &program_id, &buffer.pubkey(), &outcome, elapsed);
     if let Some(p) = &args.send.report {
-        write_report(&report, p)?;
+        crate::report::write_private_json(p, &report)?;
     }
     print_summary(&report, &outcome);
     let code = match &outcome.result {
@@ -417,21 +417,6 @@ impl DeployReport {
                 .collect(),
         }
     }
-}
-
-fn write_report(report: &DeployReport, path: &Path) -> Result<()> {
-    use std::{io::Write, os::unix::fs::OpenOptionsExt};
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("creating report {}", path.display()))?;
-    serde_json::to_writer_pretty(&mut f, report)
-        .map_err(anyhow::Error::from)
-        .and_then(|()| f.write_all(b"\n").map_err(anyhow::Error::from))
-        .with_context(|| format!("writing report {}", path.display()))
 }
 
 fn print_summary(r: &DeployReport, outcome: &Outcome) {

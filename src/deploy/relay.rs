@@ -21,7 +21,7 @@ use crate::engine::{
     EngineConfig, EngineHandle, RunOutcome,
     command::Command,
     lifecycle::Queue,
-    snapshot::{ClusterView, PhaseView, RateTarget, RateView, RunState, Snapshot},
+    snapshot::{PhaseView, RateTarget, RunState, Snapshot},
 };
 
 /// One phase as the dashboard shows it.
@@ -219,33 +219,12 @@ impl Relay {
 
 /// What the dashboard shows before the first engine publishes: the cluster and nothing else.
 pub fn blank_snapshot(cfg: &EngineConfig) -> Snapshot {
-    Snapshot {
-        seq: 0,
-        run: RunState::Starting,
-        elapsed: Duration::ZERO,
-        cluster: ClusterView {
-            rpc_url: cfg.rpc_url_display.clone(),
-            commitment: cfg.commitment.as_str(),
-            slot: 0,
-            block_height: 0,
-            identity: cfg.identity,
-            staked: None,
-            health: None,
-        },
-        rate: RateView {
-            target: cfg.rate,
-            pacing: 0.0,
-            achieved: 0.0,
-            landing: 0.0,
-            history: Arc::default(),
-        },
-        counts: Default::default(),
-        leaders: Arc::default(),
-        txs: Default::default(),
-        queues: Default::default(),
-        latency: Default::default(),
-        phase: None,
-    }
+    Snapshot::blank(
+        cfg.rpc_url_display.clone(),
+        cfg.commitment.as_str(),
+        cfg.identity,
+        cfg.rate,
+    )
 }
 
 async fn recv(rx: &mut Option<mpsc::UnboundedReceiver<Command>>) -> Option<Command> {

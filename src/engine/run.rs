@@ -111,7 +111,13 @@ impl Engine {
             sync: Default::default(),
             updates,
             updates_rx: Some(updates_rx),
-            snapshot_tx: watch::channel(Arc::new(empty_snapshot())).0,
+            snapshot_tx: watch::channel(Arc::new(Snapshot::blank(
+                String::new(),
+                "confirmed",
+                solana_pubkey::Pubkey::default(),
+                RateTarget::Fixed(0.0),
+            )))
+            .0,
             seq: 0,
             start,
             store,
@@ -594,36 +600,6 @@ impl Engine {
             latency: self.meter.latency(),
             phase: None,
         }
-    }
-}
-
-fn empty_snapshot() -> Snapshot {
-    Snapshot {
-        seq: 0,
-        run: RunState::Starting,
-        elapsed: Duration::ZERO,
-        cluster: ClusterView {
-            rpc_url: String::new(),
-            commitment: "confirmed",
-            slot: 0,
-            block_height: 0,
-            identity: solana_pubkey::Pubkey::default(),
-            staked: None,
-            health: None,
-        },
-        rate: RateView {
-            target: RateTarget::Fixed(0.0),
-            pacing: 0.0,
-            achieved: 0.0,
-            landing: 0.0,
-            history: Arc::default(),
-        },
-        counts: Default::default(),
-        leaders: Arc::default(),
-        txs: Default::default(),
-        queues: Default::default(),
-        latency: Default::default(),
-        phase: None,
     }
 }
 

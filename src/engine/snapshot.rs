@@ -331,6 +331,43 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// What a UI shows before an engine has published anything: the cluster and the pace asked
+    /// for, no transactions.
+    pub fn blank(
+        rpc_url: String,
+        commitment: &'static str,
+        identity: Pubkey,
+        target: RateTarget,
+    ) -> Self {
+        Snapshot {
+            seq: 0,
+            run: RunState::Starting,
+            elapsed: Duration::ZERO,
+            cluster: ClusterView {
+                rpc_url,
+                commitment,
+                slot: 0,
+                block_height: 0,
+                identity,
+                staked: None,
+                health: None,
+            },
+            rate: RateView {
+                target,
+                pacing: 0.0,
+                achieved: 0.0,
+                landing: 0.0,
+                history: Arc::default(),
+            },
+            counts: Counts::default(),
+            leaders: Arc::default(),
+            txs: Vector::new(),
+            queues: Default::default(),
+            latency: LatencyView::default(),
+            phase: None,
+        }
+    }
+
     /// The `row`-th member of `queue`, in O(log n).
     pub fn queue_row(&self, queue: Queue, row: usize) -> Option<&TxView> {
         let id = *self.queues[queue as usize].get(row)?;
