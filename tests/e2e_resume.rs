@@ -1,8 +1,8 @@
 //! A `txpace send` killed with SIGKILL in the middle of a batch, then resumed from its journal,
-//! on a real `solana-test-validator`; and API keys in RPC/websocket URLs kept out of every file
-//! and stream txpace writes.
+//! on a real `solana-test-validator`; one stopped with SIGTERM, its journal closed cleanly; and
+//! API keys in RPC/websocket URLs kept out of every file and stream txpace writes.
 //!
-//! One validator serves both scenarios, one after the other (a 2-core machine running two
+//! One validator serves all three scenarios, one after the other (a 2-core machine running two
 //! validators would measure the machine).
 
 mod common;
@@ -35,11 +35,67 @@ const KILL_AT: Duration = Duration::from_secs(12);
 const RESUME_SLACK: Duration = Duration::from_secs(8);
 
 #[test]
-fn a_killed_send_resumes_from_its_journal_and_secrets_never_reach_an_output() {
+fn killed_and_interrupted_sends_resume_from_the_journal_and_secrets_never_reach_an_output() {
     let dir = tempfile::tempdir().expect("tempdir");
     let v = start_validator(ValidatorOptions::default());
     kill_and_resume(&v, dir.path());
+    sigterm_stops_cleanly_with_the_journal_closed(&v, &dir.path().join("sigterm"));
     secrets_stay_out_of_every_output(&v, &dir.path().join("secrets"));
+}
+
+/// SIGTERM (as Ctrl-C) stops a headless run: exit 130, the journal flushed and closed, and
+/// `--resume` finishes the batch.
+fn sigterm_stops_cleanly_with_the_journal_closed(v: &LocalValidator, dir: &Path) {
+    std::fs::create_dir_all(dir).expect("dir");
+    let file = generate(v, dir, "batch.b64", 400);
+    let journal = dir.join("run.jnl");
+    let j = journal.to_str().expect("utf-8 path");
+    let args = ["--journal", j, "--rate", "50"];
+    let running = Running::spawn(
+        send_command(dir, &v.rpc_url(), &v.ws_url(), &file, &args),
+        dir,
+        "term",
+    );
+    running.sleep_until(Duration::from_secs(4));
+    let status = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(running.pid().to_string())
+        .status()
+        .expect("kill -TERM");
+    assert!(status.success());
+    let stopped = running.wait(Duration::from_secs(30));
+    assert_eq!(stopped.code, 130, "{}", stopped.stderr);
+    assert!(
+        stopped.stdout.contains(&format!("journal: {j}")),
+        "{}",
+        stopped.stdout
+    );
+    let r = journal::read(&journal).expect("journal");
+    let (confirmed, failed, expired, sent) = r.tally();
+    assert_eq!((r.sessions, r.closed, r.torn), (1, true, None));
+    assert!(
+        confirmed > 0 && confirmed + sent < 400 && failed + expired == 0,
+        "{:?}",
+        r.tally()
+    );
+
+    let mut resume = args.to_vec();
+    resume.push("--resume");
+    let done = Running::spawn(
+        send_command(dir, &v.rpc_url(), &v.ws_url(), &file, &resume),
+        dir,
+        "term-resumed",
+    )
+    .wait(Duration::from_secs(120));
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    assert!(
+        done.stderr
+            .contains(&format!("resuming {j} (session 2): {confirmed} confirmed")),
+        "{}",
+        done.stderr
+    );
+    let r = journal::read(&journal).expect("journal");
+    assert_eq!((r.sessions, r.closed, r.tally()), (2, true, (400, 0, 0, 0)));
 }
 
 /// The bar: `kill -9` 12 s into 3,000 transactions at 100 tx/s, then `--resume`: all
