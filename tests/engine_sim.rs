@@ -313,6 +313,7 @@ async fn a_resumed_run_never_resends_what_landed() {
         *p = Some(Prior::Confirmed {
             slot: 900 + i as u64,
             commitment: txpace::config::Commitment::Confirmed,
+            sends: 1,
         });
     }
     for (i, p) in prior.iter_mut().enumerate().take(60).skip(30) {
@@ -341,8 +342,10 @@ async fn a_resumed_run_never_resends_what_landed() {
         let expect_sent = i >= 45;
         assert_eq!(sent.contains(sig), expect_sent, "transaction {i}");
     }
-    // The 30 journaled sends carry over: 30 × 2 + 15 resends + 40 first sends.
-    assert_eq!(out.snapshot.counts.sends, 60 + 15 + 40);
+    // Journaled sends carry over: 30 confirmed × 1 and 30 sent × 2, then 15 resends and 40
+    // first sends.
+    assert_eq!(out.snapshot.counts.sends, 30 + 60 + 15 + 40);
+    assert!(out.snapshot.txs.iter().take(30).all(|t| t.sends == 1));
     let mut confirmed_facts = 0;
     while let Ok(f) = facts.try_recv() {
         if let TxFact::Confirmed { id, .. } = f {

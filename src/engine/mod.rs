@@ -110,12 +110,16 @@ pub enum Prior {
     Confirmed {
         slot: u64,
         commitment: Commitment,
+        sends: u32,
     },
     Failed {
         slot: u64,
         error: String,
+        sends: u32,
     },
-    Expired,
+    Expired {
+        sends: u32,
+    },
 }
 
 /// Signs a transaction again when its blockhash ran out.

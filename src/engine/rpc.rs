@@ -27,7 +27,7 @@ pub struct RpcChain {
 
 /// Replaces every spelling of the secret-bearing URL in error text with its redacted form, and
 /// any secret left over (the query, user-info) with `***`.
-struct Scrubber {
+pub(crate) struct Scrubber {
     raw: Vec<String>,
     redacted: String,
     secrets: Vec<String>,
@@ -38,7 +38,7 @@ struct Scrubber {
 const MIN_SECRET: usize = 3;
 
 impl Scrubber {
-    fn new(url: &str) -> Self {
+    pub(crate) fn new(url: &str) -> Self {
         let mut raw = vec![url.to_string()];
         let mut secrets = Vec::new();
         if let Ok(parsed) = url::Url::parse(url) {
@@ -65,7 +65,8 @@ impl Scrubber {
         }
     }
 
-    fn err(&self, call: &'static str, e: impl std::fmt::Display) -> ChainError {
+    /// `e`'s text with every spelling of the URL and its secret parts redacted.
+    pub(crate) fn text(&self, e: impl std::fmt::Display) -> String {
         let mut msg = e.to_string();
         for r in &self.raw {
             msg = msg.replace(r.as_str(), &self.redacted);
@@ -73,7 +74,11 @@ impl Scrubber {
         for s in &self.secrets {
             msg = msg.replace(s.as_str(), "***");
         }
-        ChainError::new(call, msg)
+        msg
+    }
+
+    fn err(&self, call: &'static str, e: impl std::fmt::Display) -> ChainError {
+        ChainError::new(call, self.text(e))
     }
 }
 

@@ -282,8 +282,9 @@ impl Engine {
                 continue;
             }
             let hash_dead = !rec.durable_nonce && self.expiry.said_invalid(&rec.blockhash);
-            if rec.seen_slot.is_some() || hash_dead {
-                // Landed below the commitment, or about to be declared expired: wait.
+            // Landed below the commitment, about to be declared expired, or the RPC is out so
+            // nobody knows whether it landed: wait, and let first sends have the pace.
+            if rec.seen_slot.is_some() || hash_dead || self.sync.health.is_some() {
                 self.resends
                     .push(Reverse((now + self.cfg.resend_interval, id)));
                 continue;
@@ -322,14 +323,20 @@ impl Engine {
                             .push(Reverse((now + self.cfg.resend_interval, id)));
                     }
                 }
-                Prior::Confirmed { slot, commitment } => {
+                Prior::Confirmed {
+                    slot,
+                    commitment,
+                    sends,
+                } => {
+                    self.restore_final_sends(id, sends, now);
                     self.store.record_landed(id, slot, now);
                     if self.store.apply(id, TxEvent::Landed, now, note).is_ok() {
                         self.commitments[id as usize] = Some(commitment);
                         self.finish(id);
                     }
                 }
-                Prior::Failed { slot, error } => {
+                Prior::Failed { slot, error, sends } => {
+                    self.restore_final_sends(id, sends, now);
                     self.store.record_landed(id, slot, now);
                     if self
                         .store
@@ -339,7 +346,8 @@ impl Engine {
                         self.finish(id);
                     }
                 }
-                Prior::Expired => {
+                Prior::Expired { sends } => {
+                    self.restore_final_sends(id, sends, now);
                     if self.store.apply(id, TxEvent::Expired, now, note).is_ok() {
                         self.finish(id);
                     }
@@ -356,6 +364,14 @@ impl Engine {
             self.run = RunState::Done;
         }
         self.publish();
+    }
+
+    /// A final transaction's sends from before the resume still count in its record and in
+    /// the run's sends-per-landed.
+    fn restore_final_sends(&mut self, id: u32, sends: u32, now: Instant) {
+        if sends > 0 {
+            let _ = self.store.restore_sends(id, sends, now);
+        }
     }
 
     fn send_next(&mut self) {

@@ -8,6 +8,7 @@ use futures::StreamExt;
 use solana_pubsub_client::nonblocking::pubsub_client::PubsubClient;
 use tokio::sync::mpsc;
 
+use super::rpc::Scrubber;
 use crate::config::redact_url;
 
 const RECONNECT_EVERY: Duration = Duration::from_secs(2);
@@ -16,6 +17,7 @@ const RECONNECT_EVERY: Duration = Duration::from_secs(2);
 pub fn spawn_slot_feed(ws_url: String) -> mpsc::UnboundedReceiver<u64> {
     let (tx, rx) = mpsc::unbounded_channel();
     let shown = redact_url(&ws_url);
+    let scrub = Scrubber::new(&ws_url);
     tokio::spawn(async move {
         let mut warned = false;
         while !tx.is_closed() {
@@ -39,14 +41,15 @@ pub fn spawn_slot_feed(ws_url: String) -> mpsc::UnboundedReceiver<u64> {
                     }
                     Err(e) => {
                         if !warned {
-                            log::warn!("slotSubscribe on {shown} failed ({e}); polling getSlot");
+                            let msg = scrub.text(e);
+                            log::warn!("slotSubscribe on {shown} failed ({msg}); polling getSlot");
                             warned = true;
                         }
                     }
                 },
                 Err(e) => {
                     if !warned {
-                        let msg = e.to_string().replace(&ws_url, &shown);
+                        let msg = scrub.text(e);
                         log::warn!(
                             "websocket {shown} unreachable ({msg}); polling getSlot, retrying every {} s",
                             RECONNECT_EVERY.as_secs()

@@ -50,7 +50,7 @@ impl Replay {
             match p {
                 Prior::Confirmed { .. } => t.0 += 1,
                 Prior::Failed { .. } => t.1 += 1,
-                Prior::Expired => t.2 += 1,
+                Prior::Expired { .. } => t.2 += 1,
                 Prior::Sent { .. } => t.3 += 1,
             }
         }
@@ -157,11 +157,17 @@ impl Replay {
                 self.facts += 1;
                 let commitment = parse_commitment(&commitment)
                     .ok_or_else(|| corrupt(format!("unknown commitment {commitment:?}")))?;
-                self.priors[id as usize] = Some(Prior::Confirmed { slot, commitment });
+                let sends = sends_so_far(&self.priors, id);
+                self.priors[id as usize] = Some(Prior::Confirmed {
+                    slot,
+                    commitment,
+                    sends,
+                });
             }
             Record::Failed { id, slot, error } => {
                 self.facts += 1;
-                self.priors[id as usize] = Some(Prior::Failed { slot, error });
+                let sends = sends_so_far(&self.priors, id);
+                self.priors[id as usize] = Some(Prior::Failed { slot, error, sends });
             }
             Record::Expired { id } => {
                 self.facts += 1;
@@ -171,7 +177,8 @@ impl Replay {
                     Some(Prior::Confirmed { .. } | Prior::Failed { .. })
                 );
                 if !landed {
-                    self.priors[id as usize] = Some(Prior::Expired);
+                    let sends = sends_so_far(&self.priors, id);
+                    self.priors[id as usize] = Some(Prior::Expired { sends });
                 }
             }
             Record::Resigned {
@@ -283,5 +290,13 @@ fn scan(file: &mut File, path: &Path, sink: &mut Sink<'_>) -> Result<(u64, Torn)
                 });
             }
         }
+    }
+}
+
+/// How often a transaction was sent before its final record, so a resumed report keeps it.
+fn sends_so_far(priors: &[Option<Prior>], id: u32) -> u32 {
+    match priors.get(id as usize) {
+        Some(Some(Prior::Sent { sends })) => *sends,
+        _ => 0,
     }
 }

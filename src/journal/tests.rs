@@ -81,13 +81,15 @@ fn expected_priors() -> Vec<Option<Prior>> {
         Some(Prior::Confirmed {
             slot: 41,
             commitment: Commitment::Confirmed,
+            sends: 1,
         }),
         Some(Prior::Sent { sends: 2 }),
         Some(Prior::Failed {
             slot: 42,
             error: "InstructionError(0, Custom(1))".into(),
+            sends: 1,
         }),
-        Some(Prior::Expired),
+        Some(Prior::Expired { sends: 1 }),
         None,
     ]
 }
@@ -145,6 +147,7 @@ fn a_resumed_session_appends_and_final_states_stay_final() {
     want[1] = Some(Prior::Confirmed {
         slot: 50,
         commitment: Commitment::Confirmed,
+        sends: 3,
     });
     want[4] = Some(Prior::Sent { sends: 1 });
     assert_eq!(r.priors, want);
@@ -187,7 +190,8 @@ fn a_torn_last_record_is_ignored_and_cut_off_on_resume() {
         r.priors[1],
         Some(Prior::Confirmed {
             slot: 61,
-            commitment: Commitment::Confirmed
+            commitment: Commitment::Confirmed,
+            sends: 2,
         })
     );
 }
