@@ -213,6 +213,11 @@ impl LeaderBook {
                 if throttle {
                     stats.throttled += 1;
                 }
+                // Sends already in flight when the backoff began fail together; they are one
+                // signal, not many, so the backoff deepens once per window.
+                if self.backoff.get(&addr).is_some_and(|b| b.until > now) {
+                    return throttle;
+                }
                 let level = self.backoff.get(&addr).map_or(0, |b| b.level + 1);
                 let delay = BACKOFF_BASE
                     .saturating_mul(1u32 << level.min(16))
@@ -326,11 +331,18 @@ mod tests {
             views[0].conn.label(),
             "throttled, backing off 100 ms (throttled: stop)"
         );
-        // A second throttle doubles the backoff; success clears it.
+        // Failures of sends already in flight do not deepen it; the next failure after it
+        // ends doubles it; success clears it.
         assert!(book.on_result(b, addr_b, &Err(SendError::Throttled("stop".into())), now));
         assert_eq!(
             book.next_backoff_end(now),
-            Some(now + Duration::from_millis(200))
+            Some(now + Duration::from_millis(100))
+        );
+        let later = now + Duration::from_millis(150);
+        assert!(book.on_result(b, addr_b, &Err(SendError::Throttled("stop".into())), later));
+        assert_eq!(
+            book.next_backoff_end(later),
+            Some(later + Duration::from_millis(200))
         );
         book.on_result(b, addr_b, &Ok(()), now);
         assert_eq!(book.targets(now).len(), 2);
