@@ -81,10 +81,21 @@ pub async fn print_progress(mut rx: watch::Receiver<Arc<Snapshot>>, every: Durat
     let mut tick = tokio::time::interval(every);
     tick.tick().await;
     loop {
-        tick.tick().await;
+        // A line each tick, and the run's end as soon as it is published rather than at the
+        // next tick: a headless run (and a benchmark timing it) should not idle for a second.
+        let (print, closed) = tokio::select! {
+            _ = tick.tick() => (true, false),
+            changed = rx.changed() => match changed {
+                Ok(()) => (rx.borrow().run.is_over(), false),
+                Err(_) => (true, true),
+            },
+        };
+        if !print {
+            continue;
+        }
         let snap = rx.borrow_and_update().clone();
         eprintln!("{}", progress_line(&snap));
-        if snap.run.is_over() {
+        if closed || snap.run.is_over() {
             break;
         }
     }

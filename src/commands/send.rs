@@ -319,6 +319,10 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
     let session = Session::start(&spec.opts, "send")?;
     let identity = &session.identity;
     let mut cfg = engine_config(&spec.resolved, &spec.opts, identity);
+    if !session.tui {
+        // Progress lines come once a second; ten snapshots a second would be built for nobody.
+        cfg.publish_interval = Duration::from_millis(500);
+    }
     log::info!(
         "sending {} transactions to {} as {} ({})",
         spec.txs.len(),
