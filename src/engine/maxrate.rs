@@ -16,6 +16,9 @@ const BACKLOG_SECS: f64 = 3.0;
 pub struct MaxRate {
     rate: f64,
     throttles: u64,
+    /// Doubling until the first sign of a limit, as TCP's slow start: a healthy staked path
+    /// reaches its capacity in a few seconds instead of creeping up for tens of them.
+    slow_start: bool,
 }
 
 impl Default for MaxRate {
@@ -23,6 +26,7 @@ impl Default for MaxRate {
         Self {
             rate: START_RATE,
             throttles: 0,
+            slow_start: true,
         }
     }
 }
@@ -42,8 +46,13 @@ impl MaxRate {
         let backlog_limit = (self.rate * BACKLOG_SECS).max(200.0);
         if self.throttles > 0 || unconfirmed as f64 > backlog_limit {
             self.rate *= 0.7;
+            self.slow_start = false;
         } else if achieved >= self.rate * 0.9 {
-            self.rate += (self.rate * 0.25).max(20.0);
+            self.rate = if self.slow_start {
+                self.rate * 2.0
+            } else {
+                self.rate + (self.rate * 0.25).max(20.0)
+            };
         }
         self.throttles = 0;
         self.rate = self.rate.clamp(MIN_RATE, MAX_RATE);
@@ -58,11 +67,12 @@ mod tests {
     #[test]
     fn probes_up_and_backs_off() {
         let mut m = MaxRate::default();
-        assert_eq!(m.evaluate(0, 100.0), 125.0);
-        assert_eq!(m.evaluate(0, 50.0), 125.0, "no raise while the pacer lags");
+        assert_eq!(m.evaluate(0, 100.0), 200.0, "slow start doubles");
+        assert_eq!(m.evaluate(0, 100.0), 200.0, "no raise while the pacer lags");
         m.on_throttle();
-        assert_eq!(m.evaluate(0, 125.0), 87.5);
-        assert!((m.evaluate(10_000, 87.5) - 61.25).abs() < 1e-9);
+        assert_eq!(m.evaluate(0, 200.0), 140.0);
+        assert_eq!(m.evaluate(0, 140.0), 175.0, "after a limit: +25%");
+        assert!((m.evaluate(10_000, 175.0) - 122.5).abs() < 1e-9, "backlog");
         for _ in 0..20 {
             m.evaluate(10_000, 0.0);
         }

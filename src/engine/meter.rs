@@ -69,19 +69,22 @@ impl Meter {
 
     /// (sent per second, confirmed per second) over the last few seconds.
     pub fn rates(&self, elapsed: Duration) -> (f64, f64) {
+        self.rates_over(elapsed, RATE_WINDOW_SECS * 10)
+    }
+
+    /// (sent per second, confirmed per second) over the last `window` 100 ms ticks.
+    pub fn rates_over(&self, elapsed: Duration, window: u64) -> (f64, f64) {
         let now_tick = (elapsed.as_millis() / 100) as u64;
-        let window = RATE_WINDOW_SECS * 10;
         let from = now_tick.saturating_sub(window);
         let (mut s, mut c) = (0u64, 0u64);
         for &(t, sent, conf) in self.ticks.iter().rev() {
-            if t < from || t >= now_tick {
-                if t < from {
-                    break;
-                }
-                continue;
+            if t < from {
+                break;
             }
-            s += u64::from(sent);
-            c += u64::from(conf);
+            if t < now_tick {
+                s += u64::from(sent);
+                c += u64::from(conf);
+            }
         }
         // Early in a run, average over the time that has passed.
         let secs = (now_tick.min(window) as f64 / 10.0).max(0.1);

@@ -586,7 +586,10 @@ impl Engine {
 
     fn control(&mut self) {
         let elapsed = Instant::now() - self.start;
-        let (achieved, _) = self.meter.rates(elapsed);
+        // Judge the last period alone: a longer average lags a rising rate and would read as
+        // "the pacer cannot keep up", stalling the climb.
+        let period_ticks = (maxrate::PERIOD.as_millis() / 100) as u64;
+        let (achieved, _) = self.meter.rates_over(elapsed, period_ticks);
         let unconfirmed = self.watch.len() as u64;
         if let Some(m) = self.maxrate.as_mut() {
             let rate = m.evaluate(unconfirmed, achieved);
