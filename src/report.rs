@@ -188,15 +188,19 @@ impl Report {
 pub fn write_private_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
     use anyhow::Context;
     use std::{io::Write, os::unix::fs::OpenOptionsExt};
-    let mut f = std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .create(true)
         .write(true)
         .truncate(true)
         .mode(0o600)
         .open(path)
         .with_context(|| format!("creating report {}", path.display()))?;
+    // Buffered: the serializer writes token by token, one system call each otherwise (a
+    // 5,000-transaction report took a third of a second).
+    let mut f = std::io::BufWriter::new(file);
     serde_json::to_writer_pretty(&mut f, value)
         .with_context(|| format!("writing report {}", path.display()))?;
     f.write_all(b"\n")
+        .and_then(|()| f.flush())
         .with_context(|| format!("writing report {}", path.display()))
 }
