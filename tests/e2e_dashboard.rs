@@ -6,15 +6,14 @@ mod common;
 
 use std::{
     io::{Read, Write},
-    path::Path,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
-use common::{run_expect, txpace};
+use common::{generate, start_validator};
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use solana_signer::Signer;
-use txpace::validator::{LocalValidator, ValidatorOptions};
+use txpace::validator::ValidatorOptions;
 
 const ROWS: u16 = 48;
 const COLS: u16 = 160;
@@ -52,34 +51,11 @@ impl Screen {
     }
 }
 
-fn generate(v: &LocalValidator, dir: &Path, n: usize) -> std::path::PathBuf {
-    let out = dir.join("dash.b64");
-    run_expect(
-        txpace(dir)
-            .args([
-                "gen",
-                "-n",
-                &n.to_string(),
-                "--url",
-                &v.rpc_url(),
-                "--keypair",
-            ])
-            .arg(v.mint_keypair_path())
-            .arg("--out")
-            .arg(&out),
-        0,
-    );
-    out
-}
-
 #[test]
 fn dashboard_shows_queues_leader_and_pace_and_obeys_keys() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let v = ValidatorOptions::default()
-        .startup_timeout(Duration::from_secs(180))
-        .start()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let file = generate(&v, dir.path(), 2000);
+    let v = start_validator(ValidatorOptions::default());
+    let file = generate(&v, dir.path(), "dash.b64", 2000);
 
     let pty = native_pty_system()
         .openpty(PtySize {

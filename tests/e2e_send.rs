@@ -7,43 +7,15 @@ mod common;
 
 use std::{
     collections::HashMap,
-    path::{Path, PathBuf},
+    path::Path,
     str::FromStr,
     time::{Duration, Instant},
 };
 
-use common::{run_expect, txpace};
+use common::{generate, run_expect, start_validator, txpace};
 use serde_json::Value;
 use solana_signature::Signature;
 use txpace::validator::{LocalValidator, ValidatorOptions};
-
-fn start_validator() -> LocalValidator {
-    ValidatorOptions::default()
-        .startup_timeout(Duration::from_secs(180))
-        .start()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// Writes `n` fresh self-transfers signed by the validator's mint.
-fn generate(v: &LocalValidator, dir: &Path, name: &str, n: usize) -> PathBuf {
-    let out = dir.join(name);
-    run_expect(
-        txpace(dir)
-            .args([
-                "gen",
-                "-n",
-                &n.to_string(),
-                "--url",
-                &v.rpc_url(),
-                "--keypair",
-            ])
-            .arg(v.mint_keypair_path())
-            .arg("--out")
-            .arg(&out),
-        0,
-    );
-    out
-}
 
 fn send(v: &LocalValidator, dir: &Path, file: &Path, extra: &[&str]) -> (i32, Value, Duration) {
     let report = dir.join(format!(
@@ -126,7 +98,7 @@ fn assert_all_landed(v: &LocalValidator, report: &Value, n: u64) {
 #[test]
 fn send_lands_everything_through_quic_and_the_report_agrees_with_the_chain() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let v = start_validator();
+    let v = start_validator(ValidatorOptions::default());
 
     // 500 at the default pace: all land, and the report matches getSignatureStatuses.
     let file = generate(&v, dir.path(), "five-hundred.b64", 500);
@@ -169,7 +141,7 @@ fn send_lands_everything_through_quic_and_the_report_agrees_with_the_chain() {
 #[test]
 fn invalid_input_is_refused_before_anything_is_sent_unless_skipped() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let v = start_validator();
+    let v = start_validator(ValidatorOptions::default());
     let file = generate(&v, dir.path(), "mixed.b64", 20);
     let mut text = std::fs::read_to_string(&file).expect("read");
     text.push_str("this is not a transaction\n");

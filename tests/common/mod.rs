@@ -4,7 +4,7 @@
 
 use std::{
     collections::HashMap,
-    path::Path,
+    path::{Path, PathBuf},
     process::{Command, Output},
     thread,
     time::{Duration, Instant},
@@ -15,6 +15,7 @@ use solana_rpc_client::rpc_client::RpcClient;
 use solana_rpc_client_api::config::RpcSendTransactionConfig;
 use solana_signature::Signature;
 use solana_transaction::versioned::VersionedTransaction;
+use txpace::validator::{LocalValidator, ValidatorOptions};
 
 /// The `txpace` binary built for this test run, with an empty Solana CLI config so the
 /// developer's own `~/.config/solana/cli/config.yml` cannot leak into a test.
@@ -99,4 +100,33 @@ pub fn submit_and_confirm(
         }
     }
     landing
+}
+
+/// A validator with a startup allowance for a busy 2-core machine.
+pub fn start_validator(options: ValidatorOptions) -> LocalValidator {
+    options
+        .startup_timeout(Duration::from_secs(180))
+        .start()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Writes `n` fresh self-transfers signed by the validator's mint, all on one fresh blockhash.
+pub fn generate(v: &LocalValidator, dir: &Path, name: &str, n: usize) -> PathBuf {
+    let out = dir.join(name);
+    run_expect(
+        txpace(dir)
+            .args([
+                "gen",
+                "-n",
+                &n.to_string(),
+                "--url",
+                &v.rpc_url(),
+                "--keypair",
+            ])
+            .arg(v.mint_keypair_path())
+            .arg("--out")
+            .arg(&out),
+        0,
+    );
+    out
 }

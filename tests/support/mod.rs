@@ -17,37 +17,9 @@ use std::{
 use serde_json::Value;
 use solana_rpc_client::rpc_client::RpcClient;
 use solana_signature::Signature;
-use txpace::validator::{LocalValidator, ValidatorOptions};
 
-use crate::common::{run_expect, txpace};
-
-pub fn start_validator(options: ValidatorOptions) -> LocalValidator {
-    options
-        .startup_timeout(Duration::from_secs(180))
-        .start()
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// Writes `n` fresh self-transfers signed by the validator's mint, all on one fresh blockhash.
-pub fn generate(v: &LocalValidator, dir: &Path, name: &str, n: usize) -> PathBuf {
-    let out = dir.join(name);
-    run_expect(
-        txpace(dir)
-            .args([
-                "gen",
-                "-n",
-                &n.to_string(),
-                "--url",
-                &v.rpc_url(),
-                "--keypair",
-            ])
-            .arg(v.mint_keypair_path())
-            .arg("--out")
-            .arg(&out),
-        0,
-    );
-    out
-}
+use crate::common::txpace;
+pub use crate::common::{generate, start_validator};
 
 /// A `txpace send --no-tui` command with its data directory (logs, default journals) in `dir`.
 pub fn send_command(dir: &Path, url: &str, ws: &str, file: &Path, extra: &[&str]) -> Command {
