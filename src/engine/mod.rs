@@ -9,6 +9,7 @@
 //! ```
 
 pub mod command;
+mod confirm;
 pub mod expiry;
 pub mod leaders;
 pub mod lifecycle;
@@ -17,6 +18,7 @@ pub mod meter;
 pub mod net;
 pub mod pacer;
 pub mod quic;
+mod resume;
 pub mod rpc;
 mod run;
 pub mod sim;

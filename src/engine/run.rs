@@ -20,10 +20,9 @@ use super::{
     command::Command,
     expiry::ExpiryWatch,
     leaders::LeaderBook,
-    lifecycle::TxState,
     maxrate::{self, MaxRate},
     meter::Meter,
-    net::{Chain, ChainStatus, SendError, Transport},
+    net::{Chain, SendError, Transport},
     pacer::Pacer,
     snapshot::{ClusterView, RateTarget, RateView, RunState, Snapshot},
     store::TxStore,
@@ -56,13 +55,13 @@ pub(super) struct Engine {
     pub(super) leaders: LeaderBook,
     pub(super) expiry: ExpiryWatch,
     pub(super) meter: Meter,
-    pacer: Pacer,
+    pub(super) pacer: Pacer,
     pub(super) maxrate: Option<MaxRate>,
     pub(super) run: RunState,
     /// Never-sent transactions, in input order.
-    fresh: VecDeque<u32>,
+    pub(super) fresh: VecDeque<u32>,
     /// (due, id): the next resend of each sent, unfinished transaction.
-    resends: BinaryHeap<Reverse<(Instant, u32)>>,
+    pub(super) resends: BinaryHeap<Reverse<(Instant, u32)>>,
     /// Sent (or expiring) unfinished transactions the confirmer asks about.
     pub(super) watch: BTreeSet<u32>,
     pub(super) by_hash: HashMap<Hash, Vec<u32>>,
@@ -304,76 +303,9 @@ impl Engine {
         None
     }
 
-    fn fact(&self, fact: super::TxFact) {
+    pub(super) fn fact(&self, fact: super::TxFact) {
         if let Some(tx) = &self.cfg.facts {
             let _ = tx.send(fact);
-        }
-    }
-
-    /// Carries over what an interrupted run's journal knew; see [`super::spawn_resumed`].
-    pub(super) fn apply_prior(&mut self, prior: Vec<Option<super::Prior>>) {
-        use super::{Prior, lifecycle::TxEvent};
-        let now = Instant::now();
-        for (id, p) in prior.into_iter().enumerate() {
-            let id = id as u32;
-            let Some(p) = p else { continue };
-            let note = Some("before resume".to_string());
-            match p {
-                Prior::Sent { sends } => {
-                    if self.store.restore_sends(id, sends, now).is_ok() {
-                        self.watch.insert(id);
-                        self.resends
-                            .push(Reverse((now + self.cfg.resend_interval, id)));
-                    }
-                }
-                Prior::Confirmed {
-                    slot,
-                    commitment,
-                    sends,
-                } => {
-                    self.restore_final_sends(id, sends, now);
-                    self.store.record_landed(id, slot, now);
-                    if self.store.apply(id, TxEvent::Landed, now, note).is_ok() {
-                        self.commitments[id as usize] = Some(commitment);
-                        self.finish(id);
-                    }
-                }
-                Prior::Failed { slot, error, sends } => {
-                    self.restore_final_sends(id, sends, now);
-                    self.store.record_landed(id, slot, now);
-                    if self
-                        .store
-                        .apply(id, TxEvent::LandedWithError(error), now, note)
-                        .is_ok()
-                    {
-                        self.finish(id);
-                    }
-                }
-                Prior::Expired { sends } => {
-                    self.restore_final_sends(id, sends, now);
-                    if self.store.apply(id, TxEvent::Expired, now, note).is_ok() {
-                        self.finish(id);
-                    }
-                }
-            }
-        }
-        let store = &self.store;
-        self.fresh.retain(|id| {
-            store
-                .record(*id)
-                .is_some_and(|r| r.state == TxState::Queued)
-        });
-        if self.store.all_final() {
-            self.run = RunState::Done;
-        }
-        self.publish();
-    }
-
-    /// A final transaction's sends from before the resume still count in its record and in
-    /// the run's sends-per-landed.
-    fn restore_final_sends(&mut self, id: u32, sends: u32, now: Instant) {
-        if sends > 0 {
-            let _ = self.store.restore_sends(id, sends, now);
         }
     }
 
@@ -455,132 +387,6 @@ impl Engine {
                 }
             }
             Update::Chain(update) => self.on_chain(update),
-        }
-    }
-
-    /// Applies a status to one transaction.
-    pub(super) fn on_status(&mut self, id: u32, status: Option<ChainStatus>, asked: Instant) {
-        let Some(rec) = self.store.record(id) else {
-            return;
-        };
-        if rec.state.is_final() {
-            self.watch.remove(&id);
-            return;
-        }
-        let now = Instant::now();
-        match status {
-            Some(st) if st.commitment >= self.cfg.commitment => {
-                let event = match &st.err {
-                    Some(err) => super::lifecycle::TxEvent::LandedWithError(err.clone()),
-                    None => super::lifecycle::TxEvent::Landed,
-                };
-                let note = Some(format!("{} at slot {}", st.commitment.as_str(), st.slot));
-                let latency = self.store.record_landed(id, st.slot, now);
-                if self.store.apply(id, event, now, note).is_ok() {
-                    self.finish(id);
-                    self.commitments[id as usize] = Some(st.commitment);
-                    self.fact(match &st.err {
-                        Some(error) => super::TxFact::Failed {
-                            id,
-                            slot: st.slot,
-                            error: error.clone(),
-                        },
-                        None => super::TxFact::Confirmed {
-                            id,
-                            slot: st.slot,
-                            commitment: st.commitment,
-                        },
-                    });
-                    self.leaders.on_landed(st.slot);
-                    if st.err.is_none() {
-                        self.meter.on_confirmed(now - self.start, latency);
-                    }
-                }
-            }
-            Some(st) => self.store.record_seen(id, st.slot),
-            None => {
-                let (durable_nonce, seen) = (rec.durable_nonce, rec.seen_slot.is_some());
-                let expired_since = if durable_nonce {
-                    self.sync.deadline_passed
-                } else {
-                    self.expiry.invalid_since(&rec.blockhash)
-                };
-                if expired_since.is_some_and(|t| t <= asked) {
-                    if !durable_nonce && self.try_resign(id, now) {
-                        return;
-                    }
-                    let note = Some(if durable_nonce {
-                        "deadline passed before it landed".to_string()
-                    } else {
-                        "blockhash no longer valid".to_string()
-                    });
-                    if self
-                        .store
-                        .apply(id, super::lifecycle::TxEvent::Expired, now, note)
-                        .is_ok()
-                    {
-                        self.finish(id);
-                        self.fact(super::TxFact::Expired { id });
-                    }
-                } else if seen {
-                    // Seen earlier on a fork that did not survive: send it again.
-                    self.store.record_seen_cleared(id);
-                }
-            }
-        }
-    }
-
-    /// Signs an expired transaction again against the latest blockhash, when a resigner is
-    /// configured and agrees; it goes to the front of the queue as a new transaction.
-    fn try_resign(&mut self, id: u32, now: Instant) -> bool {
-        let (Some(resigner), Some((hash, last_valid))) =
-            (self.cfg.resigner.clone(), self.sync.latest)
-        else {
-            return false;
-        };
-        let Some(old) = self.store.record(id).map(|r| r.blockhash) else {
-            return false;
-        };
-        if old == hash {
-            return false;
-        }
-        let attempt = self.store.view(id).map_or(0, |v| v.resigns) + 1;
-        let Some((signature, wire)) = resigner.resign(id, attempt, hash) else {
-            return false;
-        };
-        let note = Some(format!(
-            "re-signed (attempt {attempt}) with blockhash {hash}"
-        ));
-        if self
-            .store
-            .apply(id, super::lifecycle::TxEvent::Resigned, now, note)
-            .is_err()
-        {
-            return false;
-        }
-        self.store.replace_signing(id, signature, wire, hash);
-        self.expiry.release(old);
-        self.expiry.track(hash);
-        self.by_hash.entry(hash).or_default().push(id);
-        self.expiry.on_latest(hash, last_valid);
-        self.store.set_last_valid_block_height(id, last_valid);
-        self.watch.remove(&id);
-        self.fresh.push_front(id);
-        self.fact(super::TxFact::Resigned {
-            id,
-            signature,
-            attempt,
-        });
-        true
-    }
-
-    fn finish(&mut self, id: u32) {
-        self.watch.remove(&id);
-        if let Some(rec) = self.store.record(id)
-            && !rec.durable_nonce
-        {
-            let hash = rec.blockhash;
-            self.expiry.release(hash);
         }
     }
 
