@@ -411,4 +411,56 @@ fn deploys_upgrades_resumes_and_closes_on_a_real_validator() {
     assert!(account_data(&rpc, &buffer).is_none(), "buffer still open");
     let after = rpc.get_balance(&mint.pubkey()).expect("getBalance");
     assert!(after > before, "no lamports came back ({before} → {after})");
+
+    // 5. Frozen mid-writes past the blockhash's lifetime (150 blocks, about a minute): the
+    // writes that had not landed expire, are signed again with a fresh blockhash and land.
+    let dir5 = tempfile::tempdir().expect("temp dir");
+    let d5 = dir5.path();
+    let so = copy_program(d5, "token.so", &token);
+    let report5 = d5.join("frozen.json");
+    let report5_arg = report5.to_str().expect("utf-8 path");
+    let mut child = spawn_deploy(
+        &v,
+        d5,
+        &[
+            &so,
+            "--buffer",
+            "buf.json",
+            "--rate",
+            "40",
+            "--report",
+            report5_arg,
+        ],
+    );
+    let buffer = wait_for("the buffer keypair", Duration::from_secs(60), || {
+        read_keypair_file(d5.join("buf.json")).ok()
+    })
+    .pubkey();
+    wait_for("the first writes", Duration::from_secs(120), || {
+        let data = account_data(&rpc, &buffer)?;
+        let missing = cut.differing(&token, &data[BUFFER_HEADER..]).len();
+        (missing < total).then_some(())
+    });
+    let pid = child.id().to_string();
+    let stop = Command::new("kill").args(["-STOP", &pid]).status();
+    assert!(stop.is_ok_and(|s| s.success()), "kill -STOP");
+    let frozen_at = rpc.get_block_height().expect("getBlockHeight");
+    wait_for("151 blocks to pass", Duration::from_secs(180), || {
+        let h = rpc.get_block_height().ok()?;
+        (h > frozen_at + 151).then_some(())
+    });
+    let cont = Command::new("kill").args(["-CONT", &pid]).status();
+    assert!(cont.is_ok_and(|s| s.success()), "kill -CONT");
+    let status = child.wait().expect("waiting for the thawed deploy");
+    let stderr = std::fs::read_to_string(d5.join("child.err")).unwrap_or_default();
+    assert!(status.success(), "{status}; stderr:\n{stderr}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report5).expect("report")).expect("json");
+    assert_eq!(report["outcome"], "deployed", "{report:#}");
+    let resigned = phase(&report, "writes")["resigns"].as_u64().unwrap_or(0);
+    assert!(resigned > 0, "no write was signed again: {report:#}");
+    eprintln!("frozen deploy: {resigned} writes signed again after their blockhash expired");
+    let frozen_program =
+        Pubkey::from_str(report["program_id"].as_str().expect("id")).expect("a program id");
+    assert_deployed(&rpc, &frozen_program, &token, &mint.pubkey());
 }
