@@ -10,4 +10,8 @@ export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 cargo fmt --check
 cargo clippy --all-targets --locked -- -D warnings
-cargo test --locked "$@"
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+cargo test --locked "$@" 2>&1 | tee "$log"
+# One closing line over every test binary (cargo's last line is the doc tests' own).
+awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
