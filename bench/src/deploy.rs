@@ -43,7 +43,7 @@ use txpace::{
     validator::{LocalValidator, ValidatorOptions},
 };
 
-use crate::measure::{self, Usage};
+use crate::measure::{self, Usage, txpace_bin};
 
 /// Name of the Agave child's connection cache, and of the metrics points it reports.
 const AGAVE_CACHE: &str = "txpace-bench-agave-deploy";
@@ -137,21 +137,6 @@ fn program_path(args: &Args) -> Result<PathBuf> {
         }
     }
     Ok(path)
-}
-
-fn txpace_bin() -> Result<PathBuf> {
-    let exe = std::env::current_exe().context("locating the bench binary")?;
-    let bin = exe
-        .parent()
-        .map(|d| d.join("txpace"))
-        .context("bench binary has no directory")?;
-    if !bin.exists() {
-        bail!(
-            "{} not found: build txpace in the same profile first (cargo build --release)",
-            bin.display()
-        );
-    }
-    Ok(bin)
 }
 
 fn txpace_deploy(v: &LocalValidator, dir: &Path, program: &Path, rate: &str) -> Result<Contender> {

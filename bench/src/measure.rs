@@ -7,6 +7,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use std::path::PathBuf;
+
 use anyhow::{Context, Result, bail};
 
 #[derive(Clone, Copy, Debug, serde::Serialize)]
@@ -74,4 +76,21 @@ fn wait(mut child: Child, started: Instant) -> Result<Finished> {
         stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default(),
     })
+}
+
+/// The `txpace` binary built beside this bench (same target directory and profile): the
+/// contender is measured as the program users run.
+pub fn txpace_bin() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("locating the bench binary")?;
+    let bin = exe
+        .parent()
+        .map(|d| d.join("txpace"))
+        .context("bench binary has no directory")?;
+    if !bin.exists() {
+        bail!(
+            "{} not found: build txpace in the same profile first (cargo build --release)",
+            bin.display()
+        );
+    }
+    Ok(bin)
 }

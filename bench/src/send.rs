@@ -24,7 +24,7 @@ use solana_message::Message;
 use solana_signer::Signer;
 use txpace::validator::{LocalValidator, ValidatorOptions};
 
-use crate::measure::{self, Usage};
+use crate::measure::{self, Usage, txpace_bin};
 
 const CU_PRICE: u64 = 1_000_000;
 const CU_LIMIT: u32 = 1_000;
@@ -92,21 +92,6 @@ struct Figures {
     founding: Vec<Contender>,
     pacing: Vec<RateFigure>,
     max_rate: Vec<MaxFigure>,
-}
-
-fn txpace_bin() -> Result<PathBuf> {
-    let exe = std::env::current_exe().context("locating the bench binary")?;
-    let bin = exe
-        .parent()
-        .map(|d| d.join("txpace"))
-        .context("bench binary has no directory")?;
-    if !bin.exists() {
-        bail!(
-            "{} not found: build txpace in the same profile first (cargo build --release)",
-            bin.display()
-        );
-    }
-    Ok(bin)
 }
 
 fn generate(v: &LocalValidator, dir: &Path, name: &str, n: usize, payers: u32) -> Result<PathBuf> {
