@@ -15,6 +15,7 @@ use std::{
 use common::{generate, run_expect, start_validator, txpace};
 use serde_json::Value;
 use solana_signature::Signature;
+use solana_signer::Signer;
 use txpace::validator::{LocalValidator, ValidatorOptions};
 
 fn send(v: &LocalValidator, dir: &Path, file: &Path, extra: &[&str]) -> (i32, Value, Duration) {
@@ -136,6 +137,11 @@ fn send_lands_everything_through_quic_and_the_report_agrees_with_the_chain() {
     let (code, report, _) = send(&v, dir.path(), &file, &["--tpu", &tpu]);
     assert_eq!(code, 0, "{:#}", report["summary"]);
     assert_all_landed(&v, &report, 200);
+    // Every send is attributed to the node behind the pinned address, the first ones too.
+    let node = serde_json::json!([v.identity_keypair().pubkey().to_string()]);
+    for t in report["transactions"].as_array().expect("transactions") {
+        assert_eq!(t["leaders"], node, "{t:#}");
+    }
 }
 
 #[test]

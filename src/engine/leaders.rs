@@ -54,6 +54,12 @@ pub struct LeaderBook {
     backoff: HashMap<SocketAddr, Backoff>,
     /// `--tpu`: every send goes here, whoever leads.
     pinned: Option<SocketAddr>,
+    /// The node advertising the pinned address, looked up once per address refresh rather
+    /// than per send.
+    pinned_identity: Option<Pubkey>,
+    /// The node list has been asked for once (answered or failed): pinned sends wait for it so
+    /// that even the first ones are attributed to the right node.
+    nodes_asked: bool,
     fanout: usize,
 }
 
@@ -66,6 +72,8 @@ impl LeaderBook {
             stats: HashMap::new(),
             backoff: HashMap::new(),
             pinned,
+            pinned_identity: None,
+            nodes_asked: false,
             fanout,
         }
     }
@@ -102,7 +110,16 @@ impl LeaderBook {
         }
     }
 
+    /// The first node-list request failed: pinned sends go ahead without a name for the node.
+    pub fn nodes_unavailable(&mut self) {
+        self.nodes_asked = true;
+    }
+
     pub fn set_addresses(&mut self, addrs: HashMap<Pubkey, SocketAddr>) {
+        self.nodes_asked = true;
+        self.pinned_identity = self
+            .pinned
+            .and_then(|p| addrs.iter().find(|(_, a)| **a == p).map(|(k, _)| *k));
         self.addrs = addrs;
     }
 
@@ -136,10 +153,10 @@ impl LeaderBook {
     /// skipping those without a TPU address or backing off. Empty means "hold the send".
     pub fn targets(&self, now: Instant) -> Vec<Target> {
         if let Some(addr) = self.pinned {
-            if self.backing_off(addr, now) {
+            if !self.nodes_asked || self.backing_off(addr, now) {
                 return Vec::new();
             }
-            return vec![(self.identity_of(addr), Some(addr))];
+            return vec![(self.pinned_identity(), Some(addr))];
         }
         self.upcoming(self.fanout + 1)
             .into_iter()
@@ -161,11 +178,9 @@ impl LeaderBook {
             .collect()
     }
 
-    fn identity_of(&self, addr: SocketAddr) -> Pubkey {
-        self.addrs
-            .iter()
-            .find(|(_, a)| **a == addr)
-            .map(|(k, _)| *k)
+    /// Who is behind the pinned address: the node advertising it, else the current leader.
+    fn pinned_identity(&self) -> Pubkey {
+        self.pinned_identity
             .or_else(|| self.leader_at(self.slot))
             .unwrap_or_default()
     }
@@ -244,7 +259,7 @@ impl LeaderBook {
     /// The leaders panel: current first, then upcoming, with per-leader figures.
     pub fn views(&self, now: Instant, link: impl Fn(SocketAddr) -> LinkState) -> Vec<LeaderView> {
         let rows: Vec<(Pubkey, u64, u64)> = match self.pinned {
-            Some(addr) => vec![(self.identity_of(addr), self.slot, self.slot)],
+            Some(_) => vec![(self.pinned_identity(), self.slot, self.slot)],
             None => self.upcoming(self.fanout + 4),
         };
         rows.into_iter()

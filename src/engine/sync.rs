@@ -132,14 +132,13 @@ impl Engine {
             let (c, id) = (chain.clone(), self.cfg.identity);
             self.spawn_chain(async move { ChainUpdate::Staked(c.is_staked(id).await) });
         }
-        if self.cfg.pinned_tpu.is_none() {
-            self.request_schedule();
-            let s = &mut self.sync;
-            if !s.inflight.nodes && s.nodes_at.is_none_or(|t| now - t > NODES_REFRESH) {
-                s.inflight.nodes = true;
-                let c = chain.clone();
-                self.spawn_chain(async move { ChainUpdate::Nodes(c.tpu_quic_addresses().await) });
-            }
+        self.request_schedule();
+        // Also with `--tpu`: the node list names whoever is behind the pinned address.
+        let s = &mut self.sync;
+        if !s.inflight.nodes && s.nodes_at.is_none_or(|t| now - t > NODES_REFRESH) {
+            s.inflight.nodes = true;
+            let c = chain.clone();
+            self.spawn_chain(async move { ChainUpdate::Nodes(c.tpu_quic_addresses().await) });
         }
         self.transport.prepare(&self.leaders.prepare_list());
         self.check_deadline(now);
@@ -270,6 +269,9 @@ impl Engine {
             }
             ChainUpdate::Nodes(r) => {
                 self.sync.inflight.nodes = false;
+                if r.is_err() {
+                    self.leaders.nodes_unavailable();
+                }
                 r.map(|addrs| {
                     self.sync.nodes_at = Some(Instant::now());
                     self.leaders.set_addresses(addrs);
