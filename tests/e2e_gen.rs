@@ -15,7 +15,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{run_expect, submit_and_confirm, txpace};
+use common::{gen_command, run_expect, submit_and_confirm, txpace};
 use solana_keypair::read_keypair_file;
 use solana_signer::Signer;
 use solana_transaction::versioned::VersionedTransaction;
@@ -93,13 +93,7 @@ fn gen_writes_transactions_the_chain_accepts() {
     // One payer (the keypair itself), default base64.
     let single = dir.path().join("single.b64");
     let out = run_expect(
-        txpace(dir.path())
-            .args(["gen", "-n", "50", "--keypair"])
-            .arg(validator.mint_keypair_path())
-            .arg("--url")
-            .arg(validator.rpc_url())
-            .arg("--out")
-            .arg(&single),
+        gen_command(&validator, dir.path(), &single).args(["-n", "50"]),
         0,
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -142,14 +136,8 @@ fn gen_writes_transactions_the_chain_accepts() {
     // Two funded payers, JSON output.
     let spread = dir.path().join("spread.json");
     let out = run_expect(
-        txpace(dir.path())
-            .args(["gen", "-n", "50", "--payers", "2", "--format", "json"])
-            .arg("--keypair")
-            .arg(validator.mint_keypair_path())
-            .arg("--url")
-            .arg(validator.rpc_url())
-            .arg("--out")
-            .arg(&spread),
+        gen_command(&validator, dir.path(), &spread)
+            .args(["-n", "50", "--payers", "2", "--format", "json"]),
         0,
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -186,14 +174,8 @@ fn gen_writes_transactions_the_chain_accepts() {
 
     // A rerun reuses the funded payers instead of making new ones.
     let out = run_expect(
-        txpace(dir.path())
-            .args(["gen", "-n", "10", "--payers", "2", "--format", "base58"])
-            .arg("--keypair")
-            .arg(validator.mint_keypair_path())
-            .arg("--url")
-            .arg(validator.rpc_url())
-            .arg("--out")
-            .arg(&spread),
+        gen_command(&validator, dir.path(), &spread)
+            .args(["-n", "10", "--payers", "2", "--format", "base58"]),
         0,
     );
     let stdout = String::from_utf8_lossy(&out.stdout);

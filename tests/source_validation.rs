@@ -47,8 +47,7 @@ fn every_failure_has_its_reason_and_position() {
                 Some(format!("{}: {reason}", position(i)))
             })
             .collect();
-        let loaded = source::load(std::slice::from_ref(&path), InputFormat::Auto).unwrap();
-        let got: Vec<String> = loaded.invalid.iter().map(Problem::to_string).collect();
+        let (loaded, got) = load_file(&path);
         assert_eq!(got, expected, "{format}");
         let valid: Vec<String> = loaded.valid.iter().map(|t| t.origin.to_string()).collect();
         assert_eq!(valid, [position(0), position(8)], "{format}");
@@ -76,9 +75,8 @@ fn json_problems_have_positions() {
     let path = dir.path().join("odd.json");
     let text = format!("[\n\"{}\",\n42,\n\"\",\n{{}}\n", source::encode_base64(&a));
     std::fs::write(&path, text).unwrap();
-    let loaded = source::load(std::slice::from_ref(&path), InputFormat::Auto).unwrap();
+    let (loaded, got) = load_file(&path);
     let p = path.display();
-    let got: Vec<String> = loaded.invalid.iter().map(Problem::to_string).collect();
     assert_eq!(
         got,
         [
@@ -91,8 +89,7 @@ fn json_problems_have_positions() {
     assert_eq!(loaded.valid.len(), 1);
 
     std::fs::write(&path, "[\"AQID\"] x").unwrap();
-    let loaded = source::load(std::slice::from_ref(&path), InputFormat::Auto).unwrap();
-    let got: Vec<String> = loaded.invalid.iter().map(Problem::to_string).collect();
+    let (_, got) = load_file(&path);
     assert_eq!(
         got,
         [
@@ -122,9 +119,8 @@ fn overlong_and_non_utf8_lines() {
     ]
     .concat();
     std::fs::write(&path, text).unwrap();
-    let loaded = source::load(std::slice::from_ref(&path), InputFormat::Auto).unwrap();
+    let (_, got) = load_file(&path);
     let p = path.display();
-    let got: Vec<String> = loaded.invalid.iter().map(Problem::to_string).collect();
     assert_eq!(
         got,
         [
@@ -278,4 +274,12 @@ fn random_files_never_panic() {
             }
         }
     }
+}
+
+/// Loads one file and renders its problems as `FILE:LINE: reason`, the way users see them.
+fn load_file(path: &std::path::Path) -> (source::Loaded, Vec<String>) {
+    let loaded = source::load(std::slice::from_ref(&path.to_path_buf()), InputFormat::Auto)
+        .unwrap_or_else(|e| panic!("loading {}: {e}", path.display()));
+    let got = loaded.invalid.iter().map(Problem::to_string).collect();
+    (loaded, got)
 }

@@ -110,23 +110,20 @@ pub fn start_validator(options: ValidatorOptions) -> LocalValidator {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// `txpace gen` signing with the validator's mint and writing to `out`; callers add `-n` and
+/// any other options.
+pub fn gen_command(v: &LocalValidator, dir: &Path, out: &Path) -> Command {
+    let mut cmd = txpace(dir);
+    cmd.args(["gen", "--url", &v.rpc_url(), "--keypair"])
+        .arg(v.mint_keypair_path())
+        .arg("--out")
+        .arg(out);
+    cmd
+}
+
 /// Writes `n` fresh self-transfers signed by the validator's mint, all on one fresh blockhash.
 pub fn generate(v: &LocalValidator, dir: &Path, name: &str, n: usize) -> PathBuf {
     let out = dir.join(name);
-    run_expect(
-        txpace(dir)
-            .args([
-                "gen",
-                "-n",
-                &n.to_string(),
-                "--url",
-                &v.rpc_url(),
-                "--keypair",
-            ])
-            .arg(v.mint_keypair_path())
-            .arg("--out")
-            .arg(&out),
-        0,
-    );
+    run_expect(gen_command(v, dir, &out).args(["-n", &n.to_string()]), 0);
     out
 }
