@@ -13,13 +13,15 @@
 //! validator in `tokio::task::spawn_blocking` or before entering the runtime.
 
 mod error;
+mod files;
 pub mod locate;
+mod options;
 pub mod ports;
+mod signal;
 
 use std::{
     ffi::OsString,
     fs::File,
-    io::{Read, Seek, SeekFrom},
     net::{Ipv4Addr, SocketAddr},
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
@@ -28,12 +30,14 @@ use std::{
 };
 
 use solana_commitment_config::CommitmentConfig;
-use solana_keypair::{Keypair, read_keypair_file, write_keypair_file};
+use solana_keypair::{Keypair, write_keypair_file};
 use solana_rpc_client::rpc_client::RpcClient;
 use solana_signer::Signer;
 
 pub use error::ValidatorError;
+use files::{TempDir, create_dir, read_keypair, tail_lines};
 pub use locate::{VALIDATOR_ENV, install_hint, locate};
+pub use options::ValidatorOptions;
 use ports::PortBlock;
 
 /// Default time allowed from spawn until `getSlot` > 0. A debug-built test run on a busy 2-core
@@ -47,59 +51,6 @@ const MINT_FILE: &str = "txpace-mint.json";
 const OUTPUT_FILE: &str = "txpace-validator.out";
 /// Lines of log quoted in startup errors.
 const TAIL_LINES: usize = 25;
-/// How long [`LocalValidator::pause`] waits for every thread to stop.
-const SIGNAL_SETTLE: Duration = Duration::from_secs(10);
-
-/// How to start a validator. `Default` gives a fresh temporary ledger.
-#[derive(Debug, Clone)]
-pub struct ValidatorOptions {
-    /// Keep the ledger in this directory and do not `--reset` it, so a later start continues the
-    /// same chain (restart tests). The directory is created if missing and never deleted.
-    pub ledger: Option<PathBuf>,
-    /// Appended to the command line, e.g. `["--ticks-per-slot", "16"]`.
-    pub extra_args: Vec<OsString>,
-    /// Time allowed until `getSlot` > 0.
-    pub startup_timeout: Duration,
-    /// Use this binary instead of searching ([`locate`]).
-    pub program: Option<PathBuf>,
-}
-
-impl Default for ValidatorOptions {
-    fn default() -> Self {
-        ValidatorOptions {
-            ledger: None,
-            extra_args: Vec::new(),
-            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
-            program: None,
-        }
-    }
-}
-
-impl ValidatorOptions {
-    pub fn ledger(mut self, dir: impl Into<PathBuf>) -> Self {
-        self.ledger = Some(dir.into());
-        self
-    }
-
-    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
-        self.extra_args.push(arg.into());
-        self
-    }
-
-    pub fn startup_timeout(mut self, timeout: Duration) -> Self {
-        self.startup_timeout = timeout;
-        self
-    }
-
-    pub fn program(mut self, path: impl Into<PathBuf>) -> Self {
-        self.program = Some(path.into());
-        self
-    }
-
-    pub fn start(self) -> Result<LocalValidator, ValidatorError> {
-        LocalValidator::start_with(self)
-    }
-}
 
 /// A running `solana-test-validator` on 127.0.0.1, killed (and waited for) when dropped.
 ///
@@ -330,80 +281,6 @@ impl LocalValidator {
         self.launch(false)
     }
 
-    /// Freezes the process (SIGSTOP): its sockets stay bound but nothing answers, which is what a
-    /// hung leader looks like to a client.
-    ///
-    /// Returns once every thread has stopped. kill(2) only wakes one thread to take the signal,
-    /// and the others keep serving until that thread has run and stopped the group, which on a
-    /// loaded machine was observed to take long enough for an RPC request to be answered after
-    /// `kill -STOP` had returned.
-    pub fn pause(&mut self) -> Result<(), ValidatorError> {
-        self.signal("STOP")?;
-        self.paused = true;
-        let pid = self.pid().ok_or(ValidatorError::NotRunning)?;
-        let deadline = Instant::now() + SIGNAL_SETTLE;
-        loop {
-            match all_threads_stopped(pid) {
-                Ok(true) => return Ok(()),
-                Ok(false) if Instant::now() < deadline => thread::sleep(Duration::from_millis(2)),
-                Ok(false) => {
-                    return Err(ValidatorError::Signal {
-                        signal: "STOP",
-                        pid,
-                        reason: format!(
-                            "some threads were still running after {} s",
-                            SIGNAL_SETTLE.as_secs()
-                        ),
-                    });
-                }
-                Err(e) => {
-                    return Err(ValidatorError::Signal {
-                        signal: "STOP",
-                        pid,
-                        reason: format!("reading /proc/{pid}/task: {e}"),
-                    });
-                }
-            }
-        }
-    }
-
-    /// Undoes [`pause`](Self::pause) (SIGCONT, which the kernel applies to all threads at once).
-    pub fn resume(&mut self) -> Result<(), ValidatorError> {
-        self.signal("CONT")?;
-        self.paused = false;
-        Ok(())
-    }
-
-    pub fn is_paused(&self) -> bool {
-        self.paused
-    }
-
-    /// Uses kill(1) rather than a libc binding to keep the dependency list as it is.
-    fn signal(&mut self, signal: &'static str) -> Result<(), ValidatorError> {
-        let pid = self.pid().ok_or(ValidatorError::NotRunning)?;
-        let status = Command::new("kill")
-            .arg(format!("-{signal}"))
-            .arg(pid.to_string())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map_err(|e| ValidatorError::Signal {
-                signal,
-                pid,
-                reason: e.to_string(),
-            })?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(ValidatorError::Signal {
-                signal,
-                pid,
-                reason: format!("kill exited with {status}"),
-            })
-        }
-    }
-
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
     }
@@ -490,136 +367,5 @@ impl LocalValidator {
 impl Drop for LocalValidator {
     fn drop(&mut self) {
         self.kill();
-    }
-}
-
-fn create_dir(dir: &Path) -> Result<(), ValidatorError> {
-    std::fs::create_dir_all(dir).map_err(|source| ValidatorError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })
-}
-
-fn read_keypair(path: &Path) -> Result<Keypair, ValidatorError> {
-    read_keypair_file(path).map_err(|e| ValidatorError::Keypair {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })
-}
-
-/// Whether every live thread of `pid` is in a stopped state, from `/proc/<pid>/task/*/stat`
-/// (field 3: `T` stopped, `t` tracing stop; `Z`/`X` are exiting threads and do not count).
-fn all_threads_stopped(pid: u32) -> std::io::Result<bool> {
-    for entry in std::fs::read_dir(format!("/proc/{pid}/task"))? {
-        let stat = match std::fs::read_to_string(entry?.path().join("stat")) {
-            Ok(s) => s,
-            // The thread exited between listing and reading.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e),
-        };
-        // The command name may contain spaces and parentheses; the state follows the last ')'.
-        let state = stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.trim_start().chars().next());
-        if !matches!(state, Some('T' | 't' | 'Z' | 'X')) {
-            return Ok(false);
-        }
-    }
-    Ok(true)
-}
-
-/// The last `n` lines of a file, reading at most its last 64 KiB (logs grow large).
-fn tail_lines(path: &Path, n: usize) -> std::io::Result<String> {
-    let mut file = File::open(path)?;
-    let len = file.metadata()?.len();
-    let start = len.saturating_sub(64 * 1024);
-    file.seek(SeekFrom::Start(start))?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    let text = String::from_utf8_lossy(&bytes);
-    let lines: Vec<&str> = text.lines().collect();
-    Ok(lines[lines.len().saturating_sub(n)..].join("\n"))
-}
-
-/// A directory removed on drop. (`tempfile` is only a dev-dependency, and the harness is library
-/// code used by `txpace demo`.)
-#[derive(Debug)]
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(prefix: &str) -> Result<Self, ValidatorError> {
-        use std::hash::{BuildHasher, RandomState};
-        let random = RandomState::new();
-        let base = std::env::temp_dir();
-        for attempt in 0..16u32 {
-            let tag = random.hash_one((attempt, std::process::id()));
-            let path = base.join(format!("{prefix}-{tag:016x}"));
-            match std::fs::create_dir(&path) {
-                Ok(()) => return Ok(TempDir(path)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(source) => return Err(ValidatorError::Io { path, source }),
-            }
-        }
-        Err(ValidatorError::Io {
-            path: base,
-            source: std::io::Error::other("16 random directory names were all taken"),
-        })
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tail_keeps_the_last_lines() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("log");
-        let text: String = (1..=100).map(|i| format!("line {i}\n")).collect();
-        std::fs::write(&path, text).unwrap();
-        assert_eq!(tail_lines(&path, 3).unwrap(), "line 98\nline 99\nline 100");
-        assert!(tail_lines(&dir.path().join("missing"), 3).is_err());
-    }
-
-    #[test]
-    fn stopped_threads_are_seen_in_proc() {
-        let mut child = Command::new("sleep").arg("30").spawn().unwrap();
-        let pid = child.id();
-        assert!(!all_threads_stopped(pid).unwrap());
-        let status = Command::new("kill")
-            .args(["-STOP", &pid.to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while !all_threads_stopped(pid).unwrap() {
-            assert!(
-                Instant::now() < deadline,
-                "sleep(1) never showed as stopped"
-            );
-            thread::sleep(Duration::from_millis(2));
-        }
-        child.kill().unwrap();
-        child.wait().unwrap();
-    }
-
-    #[test]
-    fn temp_dir_is_removed_on_drop() {
-        let path = {
-            let t = TempDir::new("txpace-test").unwrap();
-            std::fs::write(t.path().join("f"), "x").unwrap();
-            t.path().to_path_buf()
-        };
-        assert!(!path.exists());
     }
 }
