@@ -4,7 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::{Commitment, GlobalArgs};
+use crate::{
+    config::{Commitment, GlobalArgs},
+    deploy::elf::MAX_PROGRAM_LEN,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -110,7 +113,8 @@ pub enum OutputFormat {
 #[derive(Debug, Args)]
 pub struct GenArgs {
     /// Number of transactions
-    #[arg(short = 'n', long, default_value_t = 5000)]
+    #[arg(short = 'n', long, default_value_t = 5000, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub count: u32,
     /// Signing and funding keypair [default: the CLI config's keypair_path]
     #[arg(short = 'k', long, value_name = "KEYPAIR")]
@@ -122,15 +126,25 @@ pub struct GenArgs {
     #[arg(long, value_enum, default_value_t = OutputFormat::Base64)]
     pub format: OutputFormat,
     /// Compute-unit price in micro-lamports per CU
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64))]
     pub cu_price: u64,
-    /// Compute-unit limit per transaction
-    #[arg(long, default_value_t = 1_000)]
+    /// Compute-unit limit per transaction (at most 1400000, the most a transaction can use)
+    #[arg(long, default_value_t = 1_000, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_CU_LIMIT)))]
     pub cu_limit: u32,
     /// Fund K fresh payer keypairs (saved next to the output) and spread the transfers over them
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub payers: Option<u32>,
 }
+
+/// The compute-unit limit a transaction can ask for (the runtime's `MAX_COMPUTE_UNIT_LIMIT`).
+pub const MAX_CU_LIMIT: u32 = 1_400_000;
+
+/// The highest fixed pace accepted, in transactions per second: far above what one sender
+/// reaches, low enough that the pacer's interval stays a meaningful duration.
+pub const MAX_RATE: f64 = 1_000_000.0;
 
 /// A target pace: a number of transactions per second, or `max` for the closed loop.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -145,8 +159,11 @@ impl std::str::FromStr for RateArg {
         if s.eq_ignore_ascii_case("max") {
             return Ok(RateArg::Max);
         }
-        match s.parse::<f64>() {
-            Ok(r) if r.is_finite() && r >= 1.0 => Ok(RateArg::Fixed(r)),
+        match s.trim().parse::<f64>() {
+            Ok(r) if r.is_finite() && (1.0..=MAX_RATE).contains(&r) => Ok(RateArg::Fixed(r)),
+            Ok(r) if r.is_finite() && r > MAX_RATE => Err(format!(
+                "{s:?} is too fast: give at most {MAX_RATE} transactions per second, or `max`"
+            )),
             _ => Err(format!(
                 "{s:?} is not a rate: give transactions per second (at least 1) or `max`"
             )),
@@ -161,6 +178,10 @@ pub struct ResendInterval(pub std::time::Duration);
 /// Slot time the interval's slot count is converted with.
 pub const SLOT_MS: u64 = 400;
 
+/// The longest resend interval: a blockhash expires after about a minute, so a longer wait
+/// only matters for durable-nonce transactions, and an hour is plenty for those.
+pub const MAX_RESEND_INTERVAL: std::time::Duration = std::time::Duration::from_secs(3600);
+
 impl std::str::FromStr for ResendInterval {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
@@ -174,30 +195,46 @@ impl std::str::FromStr for ResendInterval {
         } else {
             (t, SLOT_MS as f64)
         };
-        match num.trim().parse::<f64>() {
-            Ok(v) if v.is_finite() && v > 0.0 => Ok(ResendInterval(
-                std::time::Duration::from_secs_f64(v * unit_ms / 1000.0),
-            )),
-            _ => Err(format!(
-                "{s:?} is not an interval: give slots (`10`) or a time (`4s`, `1500ms`)"
-            )),
+        let secs = match num.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() && v > 0.0 => v * unit_ms / 1000.0,
+            _ => {
+                return Err(format!(
+                    "{s:?} is not an interval: give slots (`10`) or a time (`4s`, `1500ms`)"
+                ));
+            }
+        };
+        // Compared as seconds first: a huge count of slots does not fit in a Duration.
+        if secs > MAX_RESEND_INTERVAL.as_secs_f64() {
+            return Err(format!(
+                "{s:?} is too long: the resend interval is at most {} s",
+                MAX_RESEND_INTERVAL.as_secs()
+            ));
         }
+        Ok(ResendInterval(std::time::Duration::from_secs_f64(secs)))
     }
 }
 
 #[derive(Debug, Args, Clone)]
 pub struct SendOpts {
     /// Target pace in transactions per second, or `max` to find the highest pace that lands
-    #[arg(long, default_value = "100", value_name = "TX_PER_S|max")]
+    #[arg(
+        long,
+        default_value = "100",
+        value_name = "TX_PER_S|max",
+        allow_negative_numbers = true
+    )]
     pub rate: RateArg,
-    /// Bound on every network send, in seconds
-    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    /// Bound on every network send, in seconds (0.05 to 600)
+    #[arg(long, default_value_t = 5.0, value_name = "SECS", allow_negative_numbers = true,
+          value_parser = numeric::send_timeout)]
     pub send_timeout: f64,
     /// Upcoming distinct leaders that also get each send besides the current one. 1 covers the
     /// hand-over between two leaders (a send near the end of a 4-slot turn still reaches the
     /// next leader) at twice the traffic; more multiplies load on every leader's unstaked
     /// stream budget for little gain.
-    #[arg(long, default_value_t = 1, value_name = "K")]
+    #[arg(long, default_value_t = 1, value_name = "K", allow_negative_numbers = true,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(0..=MAX_FANOUT as u64))]
     pub fanout: usize,
     /// QUIC client identity keypair [default: a fresh ephemeral keypair, i.e. unstaked]
     #[arg(long, value_name = "KEYPAIR")]
@@ -206,10 +243,16 @@ pub struct SendOpts {
     #[arg(long, value_name = "ADDR")]
     pub tpu: Option<std::net::SocketAddr>,
     /// Resend an unconfirmed transaction after this many slots, or a time (`4s`, `1500ms`)
-    #[arg(long, default_value = "10", value_name = "SLOTS|TIME")]
+    #[arg(
+        long,
+        default_value = "10",
+        value_name = "SLOTS|TIME",
+        allow_negative_numbers = true
+    )]
     pub resend_interval: ResendInterval,
     /// Give up on durable-nonce transactions that have not landed after this many seconds
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", allow_negative_numbers = true,
+          value_parser = numeric::deadline)]
     pub deadline: Option<f64>,
     /// Print progress lines and a summary instead of the dashboard (implied without a terminal)
     #[arg(long)]
@@ -250,13 +293,16 @@ pub struct SendArgs {
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// Number of self-transfers to generate and send
-    #[arg(long, default_value_t = 5000)]
+    #[arg(long, default_value_t = 5000, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(1..))]
     pub count: u32,
     /// Compute-unit price in micro-lamports per CU
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u64))]
     pub cu_price: u64,
-    /// Compute-unit limit per transaction
-    #[arg(long, default_value_t = 1_000)]
+    /// Compute-unit limit per transaction (at most 1400000)
+    #[arg(long, default_value_t = 1_000, allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_CU_LIMIT)))]
     pub cu_limit: u32,
     /// Send with the validator's own (staked) identity instead of an unstaked ephemeral one
     #[arg(long, conflicts_with = "identity")]
@@ -287,13 +333,15 @@ pub struct DeployArgs {
     #[arg(long, value_name = "KEYPAIR")]
     pub buffer: Option<PathBuf>,
     /// Bytes reserved for the program, for later upgrades of a larger build [default: the
-    /// program's size]
-    #[arg(long, value_name = "BYTES")]
+    /// program's size; at most 10 MiB less the account header]
+    #[arg(long, value_name = "BYTES", allow_negative_numbers = true,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(1..=MAX_PROGRAM_LEN as u64))]
     pub max_len: Option<usize>,
     /// Signings allowed per transaction: one whose blockhash expires before it lands is signed
     /// again with a fresh blockhash and re-queued until this many signings
-    #[arg(long, default_value_t = 5, value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 5, value_name = "N", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_sign_attempts: u32,
     /// Close this buffer and return its lamports to the payer instead of deploying (signed by
     /// --upgrade-authority, default the payer)
@@ -302,6 +350,62 @@ pub struct DeployArgs {
     pub close_buffer: Option<String>,
     #[command(flatten)]
     pub send: SendOpts,
+}
+
+/// The most upcoming leaders `--fanout` may add to each send: every one multiplies the load on
+/// the leaders' stream budgets, and the schedule window the engine follows is only so long.
+pub const MAX_FANOUT: usize = 16;
+
+/// Value parsers of the fractional numeric flags. Each rejects what is not a number, NaN,
+/// infinities, negatives and values out of the flag's range with a message that says why;
+/// clap prefixes it with the flag and exits with 2, a usage error, before anything runs (so no
+/// such value can reach `Duration::from_secs_f64`, which panics on them).
+pub mod numeric {
+    /// `--send-timeout`: shorter than 50 ms no QUIC handshake completes; longer than 10
+    /// minutes a stuck send would hold its slot in the pipeline for no purpose.
+    pub const SEND_TIMEOUT_S: std::ops::RangeInclusive<f64> = 0.05..=600.0;
+    /// `--deadline`: positive, at most a year (it must fit a `Duration` with room to add).
+    pub const MAX_DEADLINE_S: f64 = 365.0 * 24.0 * 3600.0;
+
+    /// A finite, non-negative number of seconds.
+    fn seconds(s: &str) -> Result<f64, String> {
+        let v: f64 = s
+            .trim()
+            .parse()
+            .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+        if v.is_nan() {
+            return Err(format!("{s:?} is not a number of seconds"));
+        }
+        if v.is_infinite() {
+            return Err(format!("{s:?} is not a finite number of seconds"));
+        }
+        if v < 0.0 {
+            return Err(format!("{s:?} is negative: give a number of seconds"));
+        }
+        Ok(v)
+    }
+
+    pub fn send_timeout(s: &str) -> Result<f64, String> {
+        let v = seconds(s)?;
+        if !SEND_TIMEOUT_S.contains(&v) {
+            return Err(format!(
+                "{s:?} is out of range: give {} to {} seconds",
+                SEND_TIMEOUT_S.start(),
+                SEND_TIMEOUT_S.end()
+            ));
+        }
+        Ok(v)
+    }
+
+    pub fn deadline(s: &str) -> Result<f64, String> {
+        let v = seconds(s)?;
+        if v <= 0.0 || v > MAX_DEADLINE_S {
+            return Err(format!(
+                "{s:?} is out of range: give more than 0 and at most {MAX_DEADLINE_S} seconds"
+            ));
+        }
+        Ok(v)
+    }
 }
 
 #[cfg(test)]
@@ -333,6 +437,45 @@ mod tests {
             d("-1"),
             Err("\"-1\" is not an interval: give slots (`10`) or a time (`4s`, `1500ms`)".into())
         );
+    }
+
+    #[test]
+    fn rates_and_intervals_have_upper_bounds() {
+        assert_eq!("1000000".parse::<RateArg>(), Ok(RateArg::Fixed(1e6)));
+        assert!("1000001".parse::<RateArg>().is_err());
+        assert!("inf".parse::<RateArg>().is_err());
+        let d = |s: &str| s.parse::<ResendInterval>().map(|r| r.0);
+        assert_eq!(d("3600s"), Ok(Duration::from_secs(3600)));
+        assert!(d("3601s").is_err());
+        // A count of slots too large for a Duration is an error, not a panic.
+        assert!(d("99999999999999999999999").is_err());
+    }
+
+    #[test]
+    fn seconds_flags_take_their_range_only() {
+        assert_eq!(numeric::send_timeout("0.05"), Ok(0.05));
+        assert_eq!(numeric::send_timeout("600"), Ok(600.0));
+        for bad in ["0.01", "601", "NaN", "inf", "-1", "1e400", "x"] {
+            assert!(numeric::send_timeout(bad).is_err(), "{bad}");
+        }
+        assert_eq!(numeric::deadline("30"), Ok(30.0));
+        for bad in ["0", "-0.5", "NaN", "-inf", "1e30"] {
+            assert!(numeric::deadline(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn integer_flags_keep_their_bounds() {
+        let parse = |args: &[&str]| Cli::try_parse_from(args).map(|c| c.command);
+        let Ok(Command::Send(send)) = parse(&["txpace", "send", "--fanout", "16", "a"]) else {
+            panic!("--fanout 16 is accepted");
+        };
+        assert_eq!(send.opts.fanout, 16);
+        assert!(parse(&["txpace", "send", "--fanout", "17", "a"]).is_err());
+        assert!(parse(&["txpace", "gen", "-o", "x", "-n", "0"]).is_err());
+        assert!(parse(&["txpace", "gen", "-o", "x", "--payers", "0"]).is_err());
+        assert!(parse(&["txpace", "gen", "-o", "x", "--cu-limit", "1400001"]).is_err());
+        assert!(parse(&["txpace", "deploy", "p.so", "--max-len", "10485761"]).is_err());
     }
 
     #[test]
