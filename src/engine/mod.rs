@@ -21,6 +21,8 @@ pub mod quic;
 mod resume;
 pub mod rpc;
 mod run;
+/// Test support, like `ui::fixtures`: only with the `test-support` feature (tests, benches).
+#[cfg(any(test, feature = "test-support"))]
 pub mod sim;
 pub mod slots;
 pub mod snapshot;

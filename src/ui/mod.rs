@@ -13,6 +13,9 @@ pub mod app;
 pub mod banner;
 mod columns;
 pub mod detail;
+/// Test support: built for txpace's own tests and benches only (the `test-support` feature,
+/// which the dev-dependency on itself turns on), never into the release binary.
+#[cfg(any(test, feature = "test-support"))]
 #[doc(hidden)]
 pub mod fixtures;
 pub mod fmt;
