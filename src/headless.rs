@@ -17,14 +17,6 @@ use crate::{
     report::Report,
 };
 
-/// Shortens a base58 key or signature to its first and last 4 characters.
-pub fn short(s: &str) -> String {
-    if s.len() <= 12 {
-        return s.to_string();
-    }
-    format!("{}…{}", &s[..4], &s[s.len() - 4..])
-}
-
 pub fn target_label(target: RateTarget, pacing: f64) -> String {
     match target {
         RateTarget::Fixed(r) => format!("target {r:.0} tx/s"),
@@ -40,7 +32,7 @@ pub fn progress_line(s: &Snapshot) -> String {
         |l| {
             format!(
                 "leader {} {}",
-                short(&l.identity.to_string()),
+                crate::ui::fmt::short_key(&l.identity),
                 l.conn.label()
             )
         },

@@ -78,13 +78,18 @@ fn abbreviate(full: &str, head: usize, tail: usize) -> String {
     format!("{h}…{t}")
 }
 
-/// First 8 and last 4 characters: the first 8 are what people match against explorers.
+/// A base58 key or signature as txpace shows it everywhere (dashboard, progress lines): its
+/// first 8 and last 4 characters, the first 8 being what people match against explorers.
+pub fn short(base58: &str) -> String {
+    abbreviate(base58, 8, 4)
+}
+
 pub fn short_sig(sig: &Signature) -> String {
-    abbreviate(&sig.to_string(), 8, 4)
+    short(&sig.to_string())
 }
 
 pub fn short_key(key: &Pubkey) -> String {
-    abbreviate(&key.to_string(), 8, 4)
+    short(&key.to_string())
 }
 
 /// Latency bucket bound: "400ms", "1.6s", "12s".
@@ -104,4 +109,19 @@ pub fn finished(c: &crate::engine::snapshot::Counts) -> u64 {
     c.confirmed
         .saturating_add(c.failed)
         .saturating_add(c.expired)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_keep_their_first_8_and_last_4_characters() {
+        let key = "7Np41oeYqPefeNQEHSv1UDhYrehxin3NStELsSKCT4K2";
+        assert_eq!(short(key), "7Np41oeY…T4K2");
+        assert_eq!(short_key(&key.parse().expect("a pubkey")), "7Np41oeY…T4K2");
+        // Nothing to gain from abbreviating 13 characters or fewer.
+        assert_eq!(short("1234567890123"), "1234567890123");
+        assert_eq!(short("12345678901234"), "12345678…1234");
+    }
 }
