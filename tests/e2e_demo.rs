@@ -3,8 +3,7 @@
 
 mod common;
 
-use common::{run_expect, txpace};
-use serde_json::Value;
+use common::{read_report, run_expect, txpace};
 
 #[test]
 fn demo_lands_its_workload_and_cleans_up() {
@@ -25,8 +24,7 @@ fn demo_lands_its_workload_and_cleans_up() {
         stdout.contains("done: 300 transactions"),
         "summary missing: {stdout}"
     );
-    let json: Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).expect("report")).expect("json");
+    let json = read_report(&report);
     assert_eq!(json["summary"]["confirmed"], 300, "{:#}", json["summary"]);
     assert_eq!(json["summary"]["total"], 300);
     // The validator's temporary ledger is gone with it.

@@ -6,6 +6,8 @@
 //! validators would measure the machine): a new deploy, an upgrade, a deploy killed mid-writes
 //! and resumed from its buffer, and an abandoned buffer closed for its lamports.
 
+mod common;
+
 use std::{
     path::{Path, PathBuf},
     process::{Child, Command, Output, Stdio},
@@ -15,6 +17,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use common::read_deploy_report;
 use serde_json::Value;
 use solana_commitment_config::CommitmentConfig;
 use solana_keypair::{Keypair, read_keypair_file, write_keypair_file};
@@ -63,17 +66,10 @@ fn program(name: &str) -> Vec<u8> {
     std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
-/// The built `txpace`, with an empty CLI config so the developer's own cannot leak in.
+/// [`common::txpace`] with its data directory in `dir` and no colours.
 fn txpace(dir: &Path) -> Command {
-    let config = dir.join("empty-cli-config.yml");
-    if !config.exists() {
-        std::fs::write(&config, "").expect("writing an empty CLI config");
-    }
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_txpace"));
-    cmd.arg("--config")
-        .arg(config)
-        .env("XDG_DATA_HOME", dir)
-        .env("NO_COLOR", "1");
+    let mut cmd = common::txpace(dir);
+    cmd.env("XDG_DATA_HOME", dir).env("NO_COLOR", "1");
     cmd
 }
 
@@ -115,9 +111,7 @@ fn deploy(v: &LocalValidator, dir: &Path, args: &[&str], code: i32) -> (Output, 
     let text = show(&format!("txpace deploy {args:?}"), &out);
     eprintln!("{text}\n(took {:.1} s)", started.elapsed().as_secs_f64());
     assert_eq!(out.status.code(), Some(code), "{text}");
-    let report = std::fs::read_to_string(&report)
-        .ok()
-        .map(|t| serde_json::from_str(&t).expect("the report is JSON"));
+    let report = report.exists().then(|| read_deploy_report(&report));
     (out, report)
 }
 
@@ -247,10 +241,7 @@ fn refuses_a_file_that_is_not_a_program_before_spending_anything() {
 fn deploys_upgrades_resumes_and_closes_on_a_real_validator() {
     let token = program("spl_token_2022.so");
     let memo = program("spl_memo.so");
-    let v = ValidatorOptions::default()
-        .startup_timeout(Duration::from_secs(180))
-        .start()
-        .unwrap_or_else(|e| panic!("{e}"));
+    let v = common::start_validator(ValidatorOptions::default());
     let rpc = v.rpc_client();
     let mint = Arc::new(v.mint_keypair().insecure_clone());
 
@@ -454,8 +445,7 @@ fn deploys_upgrades_resumes_and_closes_on_a_real_validator() {
     let status = child.wait().expect("waiting for the thawed deploy");
     let stderr = std::fs::read_to_string(d5.join("child.err")).unwrap_or_default();
     assert!(status.success(), "{status}; stderr:\n{stderr}");
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(&report5).expect("report")).expect("json");
+    let report = read_deploy_report(&report5);
     assert_eq!(report["outcome"], "deployed", "{report:#}");
     let resigned = phase(&report, "writes")["resigns"].as_u64().unwrap_or(0);
     assert!(resigned > 0, "no write was signed again: {report:#}");

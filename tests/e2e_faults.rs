@@ -13,7 +13,6 @@ mod common;
 mod support;
 
 use std::{
-    net::SocketAddr,
     path::{Path, PathBuf},
     time::{Duration, Instant},
 };
@@ -25,7 +24,7 @@ use serde_json::Value;
 use support::{
     Finished, Running, assert_report_agrees_with_chain, generate, log_file_of,
     proxy::{TcpProxy, UdpProxy},
-    read_report, send_command, start_validator,
+    read_report, send_command, socket_of, start_validator,
 };
 use txpace::validator::{LocalValidator, ValidatorOptions};
 
@@ -44,13 +43,6 @@ fn sends_survive_rpc_websocket_and_quic_cuts_a_frozen_and_a_restarted_validator(
     quic_cut(&v, &dir.path().join("quic"));
     validator_frozen(&mut v, &dir.path().join("freeze"));
     validator_restarted(&mut v, &dir.path().join("restart"));
-}
-
-fn socket_of(url: &str) -> SocketAddr {
-    url.rsplit("//")
-        .next()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {url}"))
 }
 
 /// Generates the scenario's batch and starts sending it at the default 100 tx/s.

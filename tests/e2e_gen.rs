@@ -12,10 +12,10 @@ use std::{
     path::{Path, PathBuf},
     process::Command,
     thread,
-    time::{Duration, Instant},
+    time::Duration,
 };
 
-use common::{gen_command, run_expect, submit_and_confirm, txpace};
+use common::{gen_command, run_expect, start_validator, submit_and_confirm, txpace};
 use solana_keypair::read_keypair_file;
 use solana_signer::Signer;
 use solana_transaction::versioned::VersionedTransaction;
@@ -26,23 +26,6 @@ use txpace::{
 
 /// Landing 50 transactions takes a few slots; the bound only catches a hang.
 const CONFIRM_TIMEOUT: Duration = Duration::from_secs(90);
-
-/// Generous because up to three validators may start at once on a 2-core machine.
-fn start_validator() -> LocalValidator {
-    let started = Instant::now();
-    let v = ValidatorOptions::default()
-        .startup_timeout(Duration::from_secs(180))
-        .start()
-        .unwrap_or_else(|e| panic!("{e}"));
-    eprintln!(
-        "validator at {} ready in {:.1} s (tpu_quic {}, ledger {})",
-        v.rpc_url(),
-        started.elapsed().as_secs_f64(),
-        v.tpu_quic(),
-        v.ledger_path().display()
-    );
-    v
-}
 
 /// Loads a `gen` output with txpace's own reader, which checks every signature, and decodes it.
 fn load(path: &Path) -> Vec<VersionedTransaction> {
@@ -85,7 +68,7 @@ fn inspect_accepts_all(dir: &Path, file: &Path, count: usize) {
 
 #[test]
 fn gen_writes_transactions_the_chain_accepts() {
-    let validator = start_validator();
+    let validator = start_validator(ValidatorOptions::default());
     let dir = tempfile::tempdir().expect("temp dir");
     let rpc = validator.rpc_client();
     let mint = validator.mint_keypair().pubkey();
@@ -196,7 +179,9 @@ fn gen_writes_transactions_the_chain_accepts() {
 
 #[test]
 fn validators_started_in_parallel_do_not_collide() {
-    let handles: Vec<_> = (0..2).map(|_| thread::spawn(start_validator)).collect();
+    let handles: Vec<_> = (0..2)
+        .map(|_| thread::spawn(|| start_validator(ValidatorOptions::default())))
+        .collect();
     let validators: Vec<LocalValidator> = handles
         .into_iter()
         .map(|h| h.join().expect("a starter thread panicked"))
@@ -241,10 +226,8 @@ fn validators_started_in_parallel_do_not_collide() {
 fn pause_restart_and_a_kept_ledger_continue_the_chain() {
     let dir = tempfile::tempdir().expect("temp dir");
     let ledger = dir.path().join("ledger");
-    let options = ValidatorOptions::default()
-        .ledger(&ledger)
-        .startup_timeout(Duration::from_secs(180));
-    let mut v = options.clone().start().unwrap_or_else(|e| panic!("{e}"));
+    let options = ValidatorOptions::default().ledger(&ledger);
+    let mut v = start_validator(options.clone());
     let mint = v.mint_keypair().pubkey();
     let identity = v.identity_keypair().pubkey();
 
@@ -265,7 +248,7 @@ fn pause_restart_and_a_kept_ledger_continue_the_chain() {
     assert!(rpc.get_balance(&mint).expect("getBalance") > 0);
     drop(v);
 
-    let v = options.start().unwrap_or_else(|e| panic!("{e}"));
+    let v = start_validator(options);
     assert_eq!(v.mint_keypair().pubkey(), mint, "the kept ledger's mint");
     assert!(v.rpc_client().get_balance(&mint).expect("getBalance") > 0);
     assert!(ledger.join("genesis.bin").exists());

@@ -10,7 +10,6 @@ mod support;
 
 use std::{
     collections::HashSet,
-    net::SocketAddr,
     os::unix::fs::PermissionsExt,
     path::Path,
     time::{Duration, Instant},
@@ -18,7 +17,7 @@ use std::{
 
 use support::{
     Running, assert_report_agrees_with_chain, files_under, generate, log_file_of, proxy::TcpProxy,
-    read_report, send_command, start_validator,
+    read_report, send_command, socket_of, start_validator,
 };
 use txpace::{
     engine::Prior,
@@ -253,13 +252,6 @@ fn kill_and_resume(v: &LocalValidator, dir: &Path) {
     );
 }
 
-fn socket_of(url: &str) -> SocketAddr {
-    url.rsplit("//")
-        .next()
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {url}"))
-}
-
 /// RPC and websocket URLs with user-info and an API key, through proxies that are cut for a few
 /// seconds so the error paths (which quote URLs) run too: the secret appears in no output, no
 /// log, no report and no journal, and those files are readable by the owner only.
@@ -304,6 +296,7 @@ fn secrets_stay_out_of_every_output(v: &LocalValidator, dir: &Path) {
     ws.restore();
     let done = running.wait(Duration::from_secs(120));
     assert_eq!(done.code, 0, "{}\n{}", done.stdout, done.stderr);
+    read_report(&report);
     assert!(done.stderr.contains("RPC unreachable ("), "{}", done.stderr);
     // The error paths ran, and quoted the URLs redacted.
     let rpc_shown = format!("http://***@{}/?***", rpc.addr());

@@ -12,7 +12,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{generate, run_expect, start_validator, txpace};
+use common::{generate, read_report, run_expect, start_validator, txpace};
 use serde_json::Value;
 use solana_signature::Signature;
 use solana_signer::Signer;
@@ -48,13 +48,12 @@ fn send(v: &LocalValidator, dir: &Path, file: &Path, extra: &[&str]) -> (i32, Va
         took.as_secs_f64(),
         String::from_utf8_lossy(&out.stdout)
     );
-    let text = std::fs::read_to_string(&report).unwrap_or_else(|e| {
-        panic!(
-            "no report ({e}); stderr:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let json: Value = serde_json::from_str(&text).expect("report is JSON");
+    assert!(
+        report.exists(),
+        "no report; stderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json = read_report(&report);
     (code, json, took)
 }
 

@@ -1,6 +1,7 @@
 //! `txpace inspect`, run as the real binary on files made by the independent encoder.
 //! Files are named relative to the working directory so the output is exact and stable.
 
+mod common;
 #[path = "fixtures/support.rs"]
 mod support;
 

@@ -1,6 +1,7 @@
 //! Every input format, made by an independent encoder (tests/fixtures/encode.py), read back by
 //! `source::load` with the exact origins, signatures and bytes.
 
+mod common;
 #[path = "fixtures/support.rs"]
 mod support;
 

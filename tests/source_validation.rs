@@ -1,10 +1,14 @@
 //! Every validation failure, with its exact reason and position, in every text layout; plus
 //! big inputs (order, duplicates across chunks, progress) and random input that must not panic.
 
+mod common;
 #[path = "fixtures/support.rs"]
 mod support;
 
-use std::{cell::RefCell, path::PathBuf};
+use std::{cell::RefCell, collections::HashMap, path::PathBuf};
+
+use base64::Engine as _;
+use solana_transaction::versioned::VersionedTransaction;
 
 use support::{encode, items, legacy, mixed_items, two_signers, v0};
 use txpace::{
@@ -208,20 +212,33 @@ impl Rng {
     }
 }
 
-/// Random bytes and mutated transactions: decoding never panics, and a mutated transaction is
-/// only ever accepted if it still verifies.
+/// Random bytes and mutated transactions: decoding never panics, `decode_wire` accepts exactly
+/// what the Solana SDK decodes and sanitizes, and a mutated transaction is accepted by the
+/// loader exactly when the SDK says all its signatures still verify (or, the same bytes seen
+/// before, it is named a duplicate).
 #[test]
 fn random_and_mutated_bytes_never_panic() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let seeds = [legacy(1, 1), v0(2, 1), two_signers(3, 1)];
+    let mut mutated = Vec::new();
     for _ in 0..3000 {
         let len = rng.below(1400);
         let mut bytes = rng.bytes(len);
         if let Some(first) = bytes.first_mut() {
             *first = (rng.below(4)) as u8; // plausible signature counts
         }
-        let _ = source::decode_wire(&bytes);
-        let _ = source::parse_wire(&bytes);
+        let decoded = source::decode_wire(&bytes);
+        assert_eq!(
+            decoded.is_ok(),
+            sdk_decodes(&bytes),
+            "decode_wire disagrees with the SDK on {bytes:?}: {decoded:?}"
+        );
+        if decoded.is_ok() {
+            assert!(
+                source::parse_wire(&bytes).is_ok(),
+                "decodes but does not parse"
+            );
+        }
 
         let mut wire = seeds[rng.below(seeds.len())].clone();
         for _ in 0..=rng.below(3) {
@@ -232,9 +249,76 @@ fn random_and_mutated_bytes_never_panic() {
             wire.truncate(rng.below(wire.len() + 1));
         }
         if let Ok(tx) = source::parse_wire(&wire) {
-            let _ = source::summarize(&tx, wire.len());
+            source::summarize(&tx, wire.len());
+        }
+        assert_eq!(
+            source::decode_wire(&wire).is_ok(),
+            sdk_decodes(&wire),
+            "decode_wire disagrees with the SDK on a mutated transaction {wire:?}"
+        );
+        if !wire.is_empty() {
+            mutated.push(wire);
         }
     }
+
+    // One base64 line per mutated transaction, through the whole loader (signatures included).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mutated.b64");
+    let text: String = mutated
+        .iter()
+        .map(|w| base64::engine::general_purpose::STANDARD.encode(w) + "\n")
+        .collect();
+    std::fs::write(&path, text).unwrap();
+    let loaded = source::load(std::slice::from_ref(&path), InputFormat::Base64).expect("load");
+    let p = path.display();
+    let accepted: HashMap<String, &[u8]> = loaded
+        .valid
+        .iter()
+        .map(|t| (t.origin.to_string(), &t.wire[..]))
+        .collect();
+    let rejected: HashMap<String, &str> = loaded
+        .invalid
+        .iter()
+        .map(|pr| (pr.origin.clone(), pr.reason.as_str()))
+        .collect();
+    for (i, wire) in mutated.iter().enumerate() {
+        let origin = format!("{p}:{}", i + 1);
+        let sdk = sdk_accepts(wire);
+        match (accepted.get(&origin), rejected.get(&origin)) {
+            (Some(read), None) => {
+                assert!(sdk, "{origin}: accepted, but the SDK rejects {wire:?}");
+                assert_eq!(*read, &wire[..], "{origin}: accepted other bytes");
+            }
+            (None, Some(reason)) => assert!(
+                !sdk || reason.starts_with("duplicate of"),
+                "{origin}: rejected ({reason}), but the SDK accepts it"
+            ),
+            other => panic!("{origin}: no single outcome: {other:?}"),
+        }
+    }
+    // Not vacuous: some mutations left a valid transaction, most broke it.
+    assert!(!loaded.valid.is_empty(), "no mutated line was accepted");
+    assert!(loaded.invalid.len() > mutated.len() / 2, "few rejections");
+}
+
+/// The SDK alone: exactly one transaction's bytes (its own serialization, within the packet
+/// size) whose message sanitizes.
+fn sdk_decodes(wire: &[u8]) -> bool {
+    if wire.len() > source::PACKET_DATA_SIZE {
+        return false;
+    }
+    let Ok(tx) = bincode::deserialize::<VersionedTransaction>(wire) else {
+        return false;
+    };
+    bincode::serialize(&tx).ok().as_deref() == Some(wire) && tx.sanitize().is_ok()
+}
+
+/// [`sdk_decodes`], and signed: at least one signature, each verifying.
+fn sdk_accepts(wire: &[u8]) -> bool {
+    sdk_decodes(wire)
+        && bincode::deserialize::<VersionedTransaction>(wire).is_ok_and(|tx| {
+            !tx.signatures.is_empty() && tx.verify_with_results().iter().all(|ok| *ok)
+        })
 }
 
 /// Random files in every format: loading never panics and never fails as a whole.

@@ -5,6 +5,8 @@
 //! The test binary re-runs itself as the program inside the terminal: the `child` test does the
 //! dashboard's side when `TXPACE_UI_PTY_CHILD` is set, and nothing otherwise.
 
+mod common;
+
 use std::{
     io::{Read, Write},
     process::{Command as Process, Stdio},
@@ -56,11 +58,13 @@ struct Session {
 
 impl Session {
     /// Starts the `child` test in a 160×48 pseudo-terminal, then prints the terminal's modes.
-    fn start(mode: &str) -> Option<Session> {
-        if Process::new("script").arg("--version").output().is_err() {
-            eprintln!("util-linux `script` not found; skipping");
-            return None;
-        }
+    fn start(mode: &str) -> Session {
+        common::tool::require(
+            "script",
+            &["--version"],
+            "bsdutils",
+            "to run the dashboard in a pseudo-terminal",
+        );
         let exe = std::env::current_exe().unwrap();
         let inner = format!(
             "stty cols 160 rows 48; {} --exact child --nocapture --test-threads=1; echo RC=$?; stty -a",
@@ -87,7 +91,7 @@ impl Session {
                 sink.lock().unwrap().extend_from_slice(&buf[..n]);
             }
         });
-        Some(Session { child, out })
+        Session { child, out }
     }
 
     fn text(&self) -> String {
@@ -146,9 +150,7 @@ fn assert_restored(out: &str) {
 
 #[test]
 fn keys_become_commands_and_q_restores_the_terminal() {
-    let Some(mut s) = Session::start("running") else {
-        return;
-    };
+    let mut s = Session::start("running");
     // Ratatui skips blank cells, so words arrive separated by cursor moves, not spaces.
     let screen = s.wait_for("Expired");
     for word in [
@@ -177,9 +179,7 @@ fn keys_become_commands_and_q_restores_the_terminal() {
 
 #[test]
 fn sigterm_quits_and_restores_the_terminal() {
-    let Some(s) = Session::start("running") else {
-        return;
-    };
+    let s = Session::start("running");
     let out = s.wait_for("Expired");
     let pid: u32 = out
         .split("PID ")
@@ -200,9 +200,7 @@ fn sigterm_quits_and_restores_the_terminal() {
 #[test]
 fn exit_when_done_closes_by_itself() {
     assert_eq!(fixtures::done(1).run, RunState::Done);
-    let Some(s) = Session::start("done") else {
-        return;
-    };
+    let s = Session::start("done");
     let out = s.finish();
     assert!(out.contains("EXIT Done COMMANDS []"), "{out}");
     assert_restored(&out);

@@ -2,6 +2,9 @@
 //! transactions land on a real validator.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod schema;
+pub mod tool;
+
 use std::{
     collections::HashMap,
     path::{Path, PathBuf},
@@ -10,6 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
+use serde_json::Value;
 use solana_commitment_config::CommitmentConfig;
 use solana_rpc_client::rpc_client::RpcClient;
 use solana_rpc_client_api::config::RpcSendTransactionConfig;
@@ -102,12 +106,44 @@ pub fn submit_and_confirm(
     landing
 }
 
-/// A validator with a startup allowance for a busy 2-core machine.
+/// A validator with a startup allowance for a busy 2-core machine (up to three validators may
+/// start at once); says where it is and how long it took.
 pub fn start_validator(options: ValidatorOptions) -> LocalValidator {
-    options
+    let v = options
         .startup_timeout(Duration::from_secs(180))
         .start()
-        .unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    eprintln!(
+        "validator at {} ready in {:.1} s (tpu_quic {}, ledger {})",
+        v.rpc_url(),
+        v.startup_time().as_secs_f64(),
+        v.tpu_quic(),
+        v.ledger_path().display()
+    );
+    v
+}
+
+fn read_json(path: &Path) -> Value {
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("report {}: {e}", path.display()));
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("report {} is not JSON: {e}", path.display()))
+}
+
+/// Reads the report of `txpace send` or `demo` and checks it against
+/// `assets/report.schema.json`.
+pub fn read_report(path: &Path) -> Value {
+    let report = read_json(path);
+    schema::assert_conforms(schema::Kind::Run, &report);
+    report
+}
+
+/// Reads the report of `txpace deploy` and checks it against
+/// `assets/deploy-report.schema.json`.
+pub fn read_deploy_report(path: &Path) -> Value {
+    let report = read_json(path);
+    schema::assert_conforms(schema::Kind::Deploy, &report);
+    report
 }
 
 /// `txpace gen` signing with the validator's mint and writing to `out`; callers add `-n` and

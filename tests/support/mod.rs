@@ -8,6 +8,7 @@ pub mod proxy;
 use std::{
     collections::HashMap,
     fs::File,
+    net::SocketAddr,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
     str::FromStr,
@@ -19,7 +20,7 @@ use solana_rpc_client::rpc_client::RpcClient;
 use solana_signature::Signature;
 
 use crate::common::txpace;
-pub use crate::common::{generate, start_validator};
+pub use crate::common::{generate, read_report, start_validator};
 
 /// A `txpace send --no-tui` command with its data directory (logs, default journals) in `dir`.
 pub fn send_command(dir: &Path, url: &str, ws: &str, file: &Path, extra: &[&str]) -> Command {
@@ -125,12 +126,6 @@ impl Drop for Running {
     }
 }
 
-pub fn read_report(path: &Path) -> Value {
-    let text =
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("report {}: {e}", path.display()));
-    serde_json::from_str(&text).expect("report is JSON")
-}
-
 /// What the chain says of each signature: `None` never landed (as far as the node knows),
 /// `Some(None)` landed without error, `Some(Some(e))` landed with error `e`. Uses the
 /// transaction history, so it also answers after a validator restart.
@@ -229,6 +224,14 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     }
     out.sort();
     out
+}
+
+/// The address in an `http://IP:PORT` or `ws://IP:PORT` URL.
+pub fn socket_of(url: &str) -> SocketAddr {
+    url.rsplit("//")
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {url}"))
 }
 
 /// The log file a `txpace send` named on its last lines ("log: PATH").
