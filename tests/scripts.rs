@@ -9,8 +9,11 @@ use std::{
     process::{Command, Output},
 };
 
+// Each captured output starts with a newline: a `\` line continuation would also strip the
+// leading spaces of cargo's right-aligned `     Running` lines.
+
 /// Two binaries pass, one fails two of its tests.
-const ONE_BINARY_FAILS: &str = "\
+const ONE_BINARY_FAILS: &str = "
    Compiling txpace v0.1.0 (/src)
     Finished `test` profile [unoptimized + debuginfo] target(s) in 1.00s
      Running unittests src/lib.rs (target/debug/deps/txpace-1)
@@ -49,7 +52,7 @@ error: 1 target failed:
 ";
 
 /// The second binary aborts mid-run: no `test result:` line.
-const ONE_BINARY_CRASHES: &str = "\
+const ONE_BINARY_CRASHES: &str = "
      Running unittests src/lib.rs (target/debug/deps/txpace-1)
 
 running 2 tests
@@ -77,7 +80,7 @@ error: 1 target failed:
     `--test ui_pty`
 ";
 
-const ALL_PASS: &str = "\
+const ALL_PASS: &str = "
      Running unittests src/lib.rs (target/debug/deps/txpace-1)
 
 running 2 tests
@@ -95,7 +98,7 @@ test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
 
 ";
 
-const BUILD_ERROR: &str = "\
+const BUILD_ERROR: &str = "
    Compiling txpace v0.1.0 (/src)
 error[E0425]: cannot find value `x` in this scope
 error: could not compile `txpace` (lib) due to 1 previous error
