@@ -231,7 +231,7 @@ pub struct SendOpts {
     /// Upcoming distinct leaders that also get each send besides the current one. 1 covers the
     /// hand-over between two leaders (a send near the end of a 4-slot turn still reaches the
     /// next leader) at twice the traffic; more multiplies load on every leader's unstaked
-    /// stream budget for little gain.
+    /// stream budget for little gain (at most 16).
     #[arg(long, default_value_t = 1, value_name = "K", allow_negative_numbers = true,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
               .range(0..=MAX_FANOUT as u64))]
@@ -332,14 +332,14 @@ pub struct DeployArgs {
     /// to the .so, removed after a successful deploy]
     #[arg(long, value_name = "KEYPAIR")]
     pub buffer: Option<PathBuf>,
-    /// Bytes reserved for the program, for later upgrades of a larger build [default: the
-    /// program's size; at most 10 MiB less the account header]
+    /// Bytes reserved for the program, for later upgrades of a larger build (at most 10 MiB less
+    /// the program-data header) [default: the program's size]
     #[arg(long, value_name = "BYTES", allow_negative_numbers = true,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
               .range(1..=MAX_PROGRAM_LEN as u64))]
     pub max_len: Option<usize>,
     /// Signings allowed per transaction: one whose blockhash expires before it lands is signed
-    /// again with a fresh blockhash and re-queued until this many signings
+    /// again with a fresh blockhash and re-queued until this many signings (at most 1000)
     #[arg(long, default_value_t = 5, value_name = "N", allow_negative_numbers = true,
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub max_sign_attempts: u32,
