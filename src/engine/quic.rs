@@ -5,18 +5,26 @@
 //! Every stream is followed until the server acknowledged its data or stopped it, so each send
 //! has a real outcome: accepted, throttled (opens stall, stream stopped, connection closed by
 //! the server) or failed — which is what per-leader backoff and the dashboard need.
+//!
+//! Resources stay bounded on a long run: a handshake is abandoned after
+//! [`QuicOptions::connect_timeout`], and a leader address neither prepared nor sent to for
+//! [`QuicOptions::evict_after`] has its connection closed and its entry forgotten, so the map
+//! holds the upcoming leaders, not every leader met since the start.
 
 use std::{
     collections::HashMap,
     net::{Ipv4Addr, SocketAddr},
-    sync::{Arc, Mutex},
-    time::Duration,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::{Duration, Instant},
 };
 
 use futures::{FutureExt, future::BoxFuture};
 use quinn::{
-    ClientConfig, Connection, ConnectionError, Endpoint, IdleTimeout, TransportConfig, WriteError,
-    crypto::rustls::QuicClientConfig,
+    ClientConfig, Connection, ConnectionError, Endpoint, IdleTimeout, TransportConfig, VarInt,
+    WriteError, crypto::rustls::QuicClientConfig,
 };
 use solana_keypair::Keypair;
 use solana_tls_utils::{QuicClientCertificate, tls_client_config_builder};
@@ -30,6 +38,34 @@ const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 const KEEP_ALIVE: Duration = Duration::from_secs(1);
 /// An `open_uni` waiting longer than this means the server withholds stream credit: throttling.
 const OPEN_STALL: Duration = Duration::from_millis(1_000);
+/// Application close code sent when an idle connection is evicted: "no error", we just leave.
+const CLOSE_IDLE: u32 = 0;
+
+/// Bounds on how long the transport waits for, and holds on to, a leader's connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuicOptions {
+    /// Longest a QUIC handshake may take, for a send's connect as for a pre-connect. A
+    /// handshake is one or two round trips (well under a second anywhere on Earth); two
+    /// seconds leave room for a retransmitted Initial, and a leader whose handshake takes
+    /// longer has mostly finished its four-slot (~1.6 s) window anyway.
+    pub connect_timeout: Duration,
+    /// A leader address neither prepared nor sent to for this long is closed and forgotten.
+    /// The engine prepares the next few leaders about once a slot, and each leads for ~1.6 s,
+    /// so ten seconds (the QUIC idle timeout, ~25 slots) is several leader windows past the
+    /// last time it was upcoming: it won't be needed soon, while keep-alives would hold its
+    /// connection (and one of the few connection slots a validator grants an unstaked client)
+    /// open for ever. Should it come back, `prepare` reconnects it ahead of its slot.
+    pub evict_after: Duration,
+}
+
+impl Default for QuicOptions {
+    fn default() -> Self {
+        Self {
+            connect_timeout: Duration::from_secs(2),
+            evict_after: IDLE_TIMEOUT,
+        }
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum QuicSetupError {
@@ -43,11 +79,49 @@ struct Peer {
     state: Mutex<LinkState>,
     /// Held across a connect so concurrent sends share one handshake.
     conn: tokio::sync::Mutex<Option<Connection>>,
+    /// When the address was last prepared or sent to; eviction judges idleness by it.
+    touched: Mutex<Instant>,
+    /// Sends under way; a peer with any is never evicted.
+    in_flight: AtomicUsize,
+}
+
+impl Peer {
+    fn touch(&self, now: Instant) {
+        *lock(&self.touched) = now;
+    }
+}
+
+/// Counts a send as under way until dropped (whatever way the send ends), and marks the peer
+/// used at both ends so a long send does not look idle.
+struct InFlight(Arc<Peer>);
+
+impl InFlight {
+    fn new(peer: Arc<Peer>) -> Self {
+        peer.in_flight.fetch_add(1, Ordering::SeqCst);
+        peer.touch(Instant::now());
+        Self(peer)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.touch(Instant::now());
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A poisoned lock still holds usable plain data (states, instants, the peer map).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(poisoned) => poisoned.into_inner(),
+    }
 }
 
 struct Inner {
     endpoint: Endpoint,
     peers: Mutex<HashMap<SocketAddr, Arc<Peer>>>,
+    options: QuicOptions,
 }
 
 #[derive(Clone)]
@@ -58,6 +132,11 @@ pub struct QuicTransport {
 impl QuicTransport {
     /// A client endpoint presenting `identity`; must be called inside a tokio runtime.
     pub fn new(identity: &Keypair) -> Result<Self, QuicSetupError> {
+        Self::with_options(identity, QuicOptions::default())
+    }
+
+    /// [`QuicTransport::new`] with explicit bounds.
+    pub fn with_options(identity: &Keypair, options: QuicOptions) -> Result<Self, QuicSetupError> {
         let cert = QuicClientCertificate::new(Some(identity));
         let mut crypto = tls_client_config_builder()
             .with_client_auth_cert(vec![cert.certificate.clone()], cert.key.clone_key())
@@ -82,32 +161,58 @@ impl QuicTransport {
             inner: Arc::new(Inner {
                 endpoint,
                 peers: Mutex::new(HashMap::new()),
+                options,
             }),
         })
     }
 
-    fn peer(&self, addr: SocketAddr) -> Arc<Peer> {
-        let mut peers = match self.inner.peers.lock() {
-            Ok(p) => p,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        peers
-            .entry(addr)
-            .or_insert_with(|| {
-                Arc::new(Peer {
-                    state: Mutex::new(LinkState::Idle),
-                    conn: tokio::sync::Mutex::new(None),
-                })
+    /// The entry for `addr`, created if new, marked used now.
+    fn peer(&self, addr: SocketAddr, now: Instant) -> Arc<Peer> {
+        let mut peers = lock(&self.inner.peers);
+        let peer = peers.entry(addr).or_insert_with(|| {
+            Arc::new(Peer {
+                state: Mutex::new(LinkState::Idle),
+                conn: tokio::sync::Mutex::new(None),
+                touched: Mutex::new(now),
+                in_flight: AtomicUsize::new(0),
             })
-            .clone()
+        });
+        peer.touch(now);
+        peer.clone()
+    }
+
+    /// Closes and forgets every peer untouched for [`QuicOptions::evict_after`] with no send
+    /// under way and no handshake in progress (a handshake is bounded, so it is only
+    /// postponed to a later call). Returns how many were evicted.
+    fn evict_idle(&self, now: Instant) -> usize {
+        let evict_after = self.inner.options.evict_after;
+        let mut peers = lock(&self.inner.peers);
+        let before = peers.len();
+        peers.retain(|addr, peer| {
+            let idle = now.saturating_duration_since(*lock(&peer.touched)) >= evict_after;
+            if !idle || peer.in_flight.load(Ordering::SeqCst) > 0 {
+                return true;
+            }
+            let Ok(mut conn) = peer.conn.try_lock() else {
+                return true;
+            };
+            if let Some(conn) = conn.take() {
+                conn.close(VarInt::from_u32(CLOSE_IDLE), b"idle");
+            }
+            log::debug!("closed the idle connection to {addr}");
+            false
+        });
+        before - peers.len()
+    }
+
+    /// Leader addresses the transport currently holds an entry for.
+    pub fn peer_count(&self) -> usize {
+        lock(&self.inner.peers).len()
     }
 }
 
 fn set_state(peer: &Peer, state: LinkState) {
-    match peer.state.lock() {
-        Ok(mut s) => *s = state,
-        Err(poisoned) => *poisoned.into_inner() = state,
-    }
+    *lock(&peer.state) = state;
 }
 
 /// Names a connection-level failure; a server that closes on us is throttling.
@@ -145,8 +250,16 @@ async fn connection(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Conn
         .endpoint
         .connect(addr, &server_name)
         .map_err(|e| SendError::Connection(e.to_string()));
+    let bound = inner.options.connect_timeout;
     let result = match connecting {
-        Ok(c) => c.await.map_err(|e| classify(&e)),
+        // Dropping the unfinished handshake abandons it; quinn closes its state.
+        Ok(c) => match tokio::time::timeout(bound, c).await {
+            Ok(done) => done.map_err(|e| classify(&e)),
+            Err(_) => Err(SendError::Connection(format!(
+                "handshake timed out after {} ms",
+                bound.as_millis()
+            ))),
+        },
         Err(e) => Err(e),
     };
     match result {
@@ -174,6 +287,7 @@ async fn send_on(
     addr: SocketAddr,
     wire: Arc<[u8]>,
 ) -> Result<(), SendError> {
+    let _in_flight = InFlight::new(peer.clone());
     let conn = connection(&inner, &peer, addr).await?;
     let mut stream = match tokio::time::timeout(OPEN_STALL, conn.open_uni()).await {
         Err(_) => {
@@ -221,14 +335,17 @@ async fn send_on(
 
 impl Transport for QuicTransport {
     fn send(&self, addr: SocketAddr, wire: Arc<[u8]>) -> BoxFuture<'static, Result<(), SendError>> {
-        let peer = self.peer(addr);
+        let peer = self.peer(addr, Instant::now());
         send_on(self.inner.clone(), peer, addr, wire).boxed()
     }
 
+    /// Pre-connects the upcoming leaders, then evicts the peers that have been neither
+    /// prepared nor used for a while: called about once a slot, it is the transport's clock.
     fn prepare(&self, addrs: &[SocketAddr]) {
+        let now = Instant::now();
         for &addr in addrs {
-            let peer = self.peer(addr);
-            let idle = matches!(peer.state.lock().map(|s| s.clone()), Ok(LinkState::Idle));
+            let peer = self.peer(addr, now);
+            let idle = matches!(*lock(&peer.state), LinkState::Idle);
             if idle {
                 let inner = self.inner.clone();
                 tokio::spawn(async move {
@@ -238,16 +355,175 @@ impl Transport for QuicTransport {
                 });
             }
         }
+        self.evict_idle(now);
     }
 
     fn link_state(&self, addr: SocketAddr) -> LinkState {
-        let peers = match self.inner.peers.lock() {
-            Ok(p) => p,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let peers = lock(&self.inner.peers);
         peers
             .get(&addr)
-            .and_then(|p| p.state.lock().ok().map(|s| s.clone()))
+            .map(|p| lock(&p.state).clone())
             .unwrap_or(LinkState::Idle)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quinn::{ServerConfig, crypto::rustls::QuicServerConfig};
+    use solana_tls_utils::{new_dummy_x509_certificate, tls_server_config_builder};
+    use tokio::sync::mpsc;
+
+    use super::*;
+
+    /// A TPU-like QUIC server on loopback that accepts connections and reads every stream.
+    /// Each accepted connection is reported, then how it ended once it does.
+    fn tpu_server() -> (SocketAddr, mpsc::UnboundedReceiver<Event>) {
+        let (cert, key) = new_dummy_x509_certificate(&Keypair::new());
+        let mut crypto = tls_server_config_builder()
+            .with_single_cert(vec![cert], key)
+            .expect("server certificate");
+        crypto.alpn_protocols = vec![ALPN_TPU.to_vec()];
+        let quic = QuicServerConfig::try_from(crypto).expect("QUIC server config");
+        let endpoint = Endpoint::server(
+            ServerConfig::with_crypto(Arc::new(quic)),
+            SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        )
+        .expect("bind the loopback server");
+        let addr = endpoint.local_addr().expect("server address");
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(async move {
+            while let Some(incoming) = endpoint.accept().await {
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let Ok(conn) = incoming.await else { return };
+                    let _ = tx.send(Event::Accepted);
+                    while let Ok(mut stream) = conn.accept_uni().await {
+                        let _ = stream.read_to_end(1232).await;
+                    }
+                    let _ = tx.send(Event::Closed(conn.close_reason()));
+                });
+            }
+        });
+        (addr, rx)
+    }
+
+    #[derive(Debug)]
+    enum Event {
+        Accepted,
+        Closed(Option<ConnectionError>),
+    }
+
+    async fn next(events: &mut mpsc::UnboundedReceiver<Event>) -> Event {
+        tokio::time::timeout(Duration::from_secs(10), events.recv())
+            .await
+            .expect("a server event within 10 s")
+            .expect("the server runs")
+    }
+
+    async fn wait_connected(t: &QuicTransport, addr: SocketAddr) {
+        for _ in 0..200 {
+            if t.link_state(addr) == LinkState::Connected {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("not connected to {addr}: {:?}", t.link_state(addr));
+    }
+
+    fn transport(evict_after: Duration) -> QuicTransport {
+        QuicTransport::with_options(
+            &Keypair::new(),
+            QuicOptions {
+                connect_timeout: Duration::from_secs(2),
+                evict_after,
+            },
+        )
+        .expect("client endpoint")
+    }
+
+    /// A leader that stops being prepared and sent to has its connection closed (the server
+    /// sees our "idle" close) and its entry dropped, so the map shrinks back to empty.
+    #[tokio::test]
+    async fn a_connection_no_longer_prepared_or_used_is_closed_and_forgotten() {
+        let (addr, mut events) = tpu_server();
+        let t = transport(Duration::from_millis(300));
+        t.prepare(&[addr]);
+        assert!(matches!(next(&mut events).await, Event::Accepted));
+        wait_connected(&t, addr).await;
+        t.send(addr, Arc::from(&b"tx"[..]))
+            .await
+            .expect("a send on the prepared connection");
+        assert_eq!(t.peer_count(), 1);
+
+        // Still within the bound: kept.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        t.prepare(&[]);
+        assert_eq!(t.peer_count(), 1, "evicted before the bound");
+
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        t.prepare(&[]);
+        assert_eq!(t.peer_count(), 0, "the idle peer is still held");
+        assert_eq!(t.link_state(addr), LinkState::Idle);
+        match next(&mut events).await {
+            Event::Closed(Some(ConnectionError::ApplicationClosed(close))) => {
+                assert_eq!(close.error_code, VarInt::from_u32(CLOSE_IDLE));
+                assert_eq!(&close.reason[..], b"idle");
+            }
+            other => panic!("expected our idle close, got {other:?}"),
+        }
+    }
+
+    /// Being prepared, or being sent to, keeps a connection: one handshake serves the whole
+    /// time, well past the eviction bound.
+    #[tokio::test]
+    async fn prepared_or_used_connections_are_kept() {
+        let (prepared, mut prepared_events) = tpu_server();
+        let (used, mut used_events) = tpu_server();
+        let t = transport(Duration::from_millis(300));
+        t.prepare(&[prepared, used]);
+        assert!(matches!(next(&mut prepared_events).await, Event::Accepted));
+        assert!(matches!(next(&mut used_events).await, Event::Accepted));
+        wait_connected(&t, prepared).await;
+        wait_connected(&t, used).await;
+        for _ in 0..10 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            t.send(used, Arc::from(&b"tx"[..]))
+                .await
+                .expect("a send on the kept connection");
+            t.prepare(&[prepared]);
+        }
+        assert_eq!(t.peer_count(), 2);
+        assert_eq!(t.link_state(prepared), LinkState::Connected);
+        assert_eq!(t.link_state(used), LinkState::Connected);
+        assert!(
+            prepared_events.try_recv().is_err(),
+            "prepared peer reconnected"
+        );
+        assert!(used_events.try_recv().is_err(), "used peer reconnected");
+    }
+
+    /// A pre-connect to an address that never answers the handshake gives up after the
+    /// connect bound, instead of hanging, and the peer reads as failed.
+    #[tokio::test]
+    async fn a_pre_connect_to_a_silent_address_times_out() {
+        // A bound UDP socket that never reads: the Initial packets go nowhere.
+        let silent = std::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind");
+        let addr = silent.local_addr().expect("address");
+        let t = QuicTransport::with_options(
+            &Keypair::new(),
+            QuicOptions {
+                connect_timeout: Duration::from_millis(300),
+                evict_after: Duration::from_secs(60),
+            },
+        )
+        .expect("client endpoint");
+        t.prepare(&[addr]);
+        tokio::time::sleep(Duration::from_millis(1_000)).await;
+        match t.link_state(addr) {
+            LinkState::Failed(reason) => {
+                assert!(reason.contains("handshake timed out"), "{reason}")
+            }
+            other => panic!("pre-connect still {other:?} after its bound"),
+        }
     }
 }

@@ -105,12 +105,16 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
     if chart_area.height < 3 || chart_area.width < 20 {
         return;
     }
+    // The engine gives complete seconds only (a second still filling would draw as a dip),
+    // so the chart's "now" is the last second that ended, and the first second has no point.
     let hist = &r.history;
     if hist.is_empty() {
-        frame.render_widget(
-            Paragraph::new(Span::styled("no sends yet", theme.dim())),
-            chart_area,
-        );
+        let note = if snap.counts.sends == 0 {
+            "no sends yet"
+        } else {
+            "first second under way"
+        };
+        frame.render_widget(Paragraph::new(Span::styled(note, theme.dim())), chart_area);
         return;
     }
 
