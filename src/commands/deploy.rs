@@ -29,7 +29,7 @@ use crate::{
         r#gen::{read_keypair, write_private_keypair},
         send::{Session, engine_config},
     },
-    config::{self, Resolved, redact_url},
+    config::{self, Resolved},
     deploy::{
         DeployError,
         accounts::{AccountData, BufferState, ProgramState},
@@ -41,6 +41,7 @@ use crate::{
         sol,
     },
     engine::{quic::QuicTransport, rpc::RpcChain},
+    redact::redact_url,
     report::Report,
 };
 
@@ -173,7 +174,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
             0
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", crate::redact::scrub(e));
             explain_recovery(&buffer.pubkey(), &buffer_path, &rpc);
             if session
                 .interrupted

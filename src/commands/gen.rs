@@ -32,7 +32,8 @@ use solana_transaction::versioned::VersionedTransaction;
 
 use crate::{
     cli::{GenArgs, GlobalOpts, OutputFormat},
-    config::{self, redact_url},
+    config,
+    redact::redact_url,
     source::{encode_base58, encode_base64},
 };
 

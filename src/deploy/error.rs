@@ -109,10 +109,12 @@ pub enum DeployError {
 }
 
 impl DeployError {
+    /// A failed RPC call; the client's text can quote the endpoint with its key, so it is
+    /// scrubbed here, before it reaches the dashboard, the report or stderr.
     pub fn rpc(call: impl Into<String>, reason: impl std::fmt::Display) -> Self {
         DeployError::Rpc {
             call: call.into(),
-            reason: reason.to_string(),
+            reason: crate::redact::scrub(reason),
         }
     }
 }

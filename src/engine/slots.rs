@@ -8,8 +8,7 @@ use futures::StreamExt;
 use solana_pubsub_client::nonblocking::pubsub_client::PubsubClient;
 use tokio::sync::mpsc;
 
-use super::rpc::Scrubber;
-use crate::config::redact_url;
+use crate::redact::{Scrubber, redact_url};
 
 const RECONNECT_EVERY: Duration = Duration::from_secs(2);
 

@@ -2,6 +2,9 @@
 //! transactions land on a real validator.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod pty;
+pub mod secrets;
+
 use std::{
     collections::HashMap,
     path::{Path, PathBuf},
