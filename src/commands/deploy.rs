@@ -25,10 +25,7 @@ use solana_transaction::versioned::VersionedTransaction;
 
 use crate::{
     cli::{DeployArgs, GlobalOpts},
-    commands::{
-        r#gen::{read_keypair, write_private_keypair},
-        send::{Session, engine_config},
-    },
+    commands::send::{Session, engine_config},
     config::{self, Resolved},
     deploy::{
         DeployError,
@@ -41,6 +38,7 @@ use crate::{
         sol,
     },
     engine::{quic::QuicTransport, rpc::RpcChain},
+    keyfile::{read_keypair, write_private_keypair},
     redact::redact_url,
     report::Report,
 };

@@ -13,7 +13,6 @@ use tokio::{
 
 use crate::{
     cli::{GlobalOpts, RateArg, SendArgs, SendOpts},
-    commands::r#gen::read_keypair,
     config::{self, Resolved},
     engine::{
         self, EngineConfig, Prior, RunOutcome,
@@ -25,6 +24,7 @@ use crate::{
     },
     headless,
     journal::{self, Header, Ident, Inputs, JournalFile, WriterHandle},
+    keyfile::read_keypair,
     logging,
     redact::redact_url,
     report::Report,

@@ -142,3 +142,15 @@ pub fn sol(lamports: u64) -> String {
     );
     s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sol_is_trimmed() {
+        assert_eq!(sol(1_500_000_000), "1.5");
+        assert_eq!(sol(2_000_000_000), "2");
+        assert_eq!(sol(6_000), "0.000006");
+    }
+}
