@@ -254,6 +254,29 @@ mod tests {
     }
 
     #[test]
+    fn resolved_endpoints_are_scrubbed_from_every_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("config.yml");
+        std::fs::write(&cfg, "").unwrap();
+        let r = resolve(&GlobalArgs {
+            config: Some(cfg),
+            url: Some("https://n.example:8443/Res0lvedKey/?api-key=Res0lvedQuery".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        // The websocket carries the path and query over.
+        assert_eq!(
+            r.ws_url,
+            "wss://n.example:8444/Res0lvedKey/?api-key=Res0lvedQuery"
+        );
+        assert_eq!(
+            crate::redact::scrub(format!("rpc {} ws {}", r.rpc_url, r.ws_url)),
+            "rpc https://n.example:8443/***?*** ws wss://n.example:8444/***?***"
+        );
+        assert_eq!(crate::redact::scrub("key Res0lvedKey"), "key ***");
+    }
+
+    #[test]
     fn explicit_missing_config_is_an_error() {
         let err = resolve(&GlobalArgs {
             config: Some(PathBuf::from("/nonexistent/config.yml")),
