@@ -24,7 +24,7 @@ use std::{
 use rayon::prelude::*;
 use solana_hash::Hash;
 use solana_keypair::Keypair;
-use txpace::{cli::InputFormat, commands::r#gen, source};
+use txpace::{cli::InputFormat, source, workload};
 
 /// The goal: bytes of memory per loaded transaction, beyond the fixed base.
 const GOAL_BYTES_PER_TX: f64 = 2048.0;
@@ -113,7 +113,7 @@ fn generate(path: &Path, n: usize) -> u64 {
         let lines: Vec<String> = (start..end)
             .into_par_iter()
             .map(|i| {
-                let tx = r#gen::self_transfer(
+                let tx = workload::self_transfer(
                     &signers[i % SIGNERS],
                     i as u64 + 1,
                     1_000_000,
@@ -121,7 +121,7 @@ fn generate(path: &Path, n: usize) -> u64 {
                     blockhash,
                 )
                 .expect("signing");
-                source::encode_base64(&r#gen::wire_bytes(&tx).expect("serializing"))
+                source::encode_base64(&workload::wire_bytes(&tx).expect("serializing"))
             })
             .collect();
         for line in lines {

@@ -7,6 +7,8 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use solana_commitment_config::CommitmentLevel;
 
+use crate::redact::{redact_url, register_url};
+
 /// Commitment as a user types it; `processed` is allowed for watching but a transaction is only
 /// called Confirmed once it reaches the level asked for.
 #[derive(
@@ -108,6 +110,9 @@ pub fn resolve(args: &GlobalArgs) -> Result<Resolved> {
         (None, Some(c)) => Commitment::parse(c).unwrap_or(Commitment::Confirmed),
         (None, None) => Commitment::Confirmed,
     };
+    // From here on every output that passes through `redact::scrub` hides these endpoints' keys.
+    register_url(&rpc_url);
+    register_url(&ws_url);
     let keypair_path = args
         .keypair
         .clone()
@@ -161,7 +166,8 @@ pub fn normalize_url(input: &str) -> Result<String> {
 }
 
 /// The websocket URL the CLI derives from an RPC URL: http→ws, https→wss, and when an explicit
-/// port is given, port + 1 (the pubsub port convention of validators).
+/// port is given, port + 1 (the pubsub port convention of validators). Path and query are
+/// carried over, so a provider's key in either reaches the websocket too.
 pub fn derive_ws_url(rpc_url: &str) -> Result<String> {
     let mut url = url::Url::parse(rpc_url)
         .with_context(|| format!("invalid RPC URL {}", redact_url(rpc_url)))?;
@@ -176,40 +182,6 @@ pub fn derive_ws_url(rpc_url: &str) -> Result<String> {
             .map_err(|_| anyhow::anyhow!("cannot set websocket port"))?;
     }
     Ok(url.to_string())
-}
-
-/// Removes what may be a secret from a URL before it reaches a screen, log, journal or report:
-/// user-info (`user:key@`) and the query string (`?api-key=…`); path segments are kept.
-pub fn redact_url(input: &str) -> String {
-    match url::Url::parse(input) {
-        Ok(mut url) => {
-            let had_secret = !url.username().is_empty() || url.password().is_some();
-            if had_secret {
-                let _ = url.set_username("");
-                let _ = url.set_password(None);
-            }
-            let had_query = url.query().is_some();
-            url.set_query(None);
-            url.set_fragment(None);
-            let mut out = url.to_string();
-            if had_secret && let Some(pos) = out.find("://") {
-                out.insert_str(pos + 3, "***@");
-            }
-            if had_query {
-                out.push_str("?***");
-            }
-            out
-        }
-        // Unparseable: keep only what precedes any '?' or '@'.
-        Err(_) => {
-            let cut = input.find(['?', '@']).unwrap_or(input.len());
-            let mut out = input[..cut].to_string();
-            if cut < input.len() {
-                out.push_str("***");
-            }
-            out
-        }
-    }
 }
 
 #[cfg(test)]
@@ -251,19 +223,6 @@ mod tests {
     }
 
     #[test]
-    fn secrets_are_redacted() {
-        assert_eq!(
-            redact_url("https://user:pass@rpc.example.com/v1?api-key=SECRET"),
-            "https://***@rpc.example.com/v1?***"
-        );
-        assert_eq!(
-            redact_url("http://127.0.0.1:8899"),
-            "http://127.0.0.1:8899/"
-        );
-        assert_eq!(redact_url("not a url?key=1"), "not a url***");
-    }
-
-    #[test]
     fn flags_override_config_file() {
         let dir = tempfile::tempdir().unwrap();
         let cfg = dir.path().join("config.yml");
@@ -292,6 +251,29 @@ mod tests {
         assert_eq!(flags.rpc_url, "http://localhost:8899");
         assert_eq!(flags.ws_url, "ws://localhost:8900/");
         assert_eq!(flags.commitment, Commitment::Processed);
+    }
+
+    #[test]
+    fn resolved_endpoints_are_scrubbed_from_every_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("config.yml");
+        std::fs::write(&cfg, "").unwrap();
+        let r = resolve(&GlobalArgs {
+            config: Some(cfg),
+            url: Some("https://n.example:8443/Res0lvedKey/?api-key=Res0lvedQuery".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        // The websocket carries the path and query over.
+        assert_eq!(
+            r.ws_url,
+            "wss://n.example:8444/Res0lvedKey/?api-key=Res0lvedQuery"
+        );
+        assert_eq!(
+            crate::redact::scrub(format!("rpc {} ws {}", r.rpc_url, r.ws_url)),
+            "rpc https://n.example:8443/***?*** ws wss://n.example:8444/***?***"
+        );
+        assert_eq!(crate::redact::scrub("key Res0lvedKey"), "key ***");
     }
 
     #[test]

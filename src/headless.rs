@@ -1,15 +1,9 @@
 //! Headless mode (`--no-tui`, or no terminal): the same engine, with a progress line each second
-//! on stderr, warnings on stderr, everything in the log file, and a summary on stdout.
+//! on stderr, warnings on stderr, everything in the log file (see [`crate::logging`]), and a
+//! summary on stdout.
 
-use std::{
-    fs::File,
-    io::Write,
-    path::Path,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
-use log::{Level, LevelFilter, Log, Metadata, Record};
 use tokio::sync::watch;
 
 use crate::{
@@ -86,7 +80,8 @@ pub async fn print_progress(mut rx: watch::Receiver<Arc<Snapshot>>, every: Durat
             continue;
         }
         let snap = rx.borrow_and_update().clone();
-        eprintln!("{}", progress_line(&snap));
+        // The health text quotes RPC errors: scrubbed like every other output.
+        eprintln!("{}", crate::redact::scrub(progress_line(&snap)));
         if closed || snap.run.is_over() {
             break;
         }
@@ -124,94 +119,4 @@ pub fn summary_text(r: &Report) -> String {
         ));
     }
     out
-}
-
-/// A logger for headless runs: warnings and errors to stderr, everything from `info` to the
-/// log file. Transport crates are kept to warnings: they log every packet.
-struct HeadlessLogger {
-    file: Option<Mutex<File>>,
-}
-
-impl Log for HeadlessLogger {
-    fn enabled(&self, m: &Metadata) -> bool {
-        let noisy = [
-            "quinn",
-            "rustls",
-            "h2",
-            "hyper",
-            "reqwest",
-            "tungstenite",
-            "mio",
-        ]
-        .iter()
-        .any(|p| m.target().starts_with(p));
-        m.level() <= if noisy { Level::Warn } else { Level::Info }
-    }
-
-    fn log(&self, record: &Record) {
-        if !self.enabled(record.metadata()) {
-            return;
-        }
-        if record.level() <= Level::Warn {
-            eprintln!(
-                "{}: {}",
-                record.level().as_str().to_lowercase(),
-                record.args()
-            );
-        }
-        if let Some(f) = &self.file
-            && let Ok(mut f) = f.lock()
-        {
-            let _ = writeln!(
-                f,
-                "{} {:<5} {}: {}",
-                unix_time(),
-                record.level(),
-                record.target(),
-                record.args()
-            );
-        }
-    }
-
-    fn flush(&self) {
-        if let Some(f) = &self.file
-            && let Ok(mut f) = f.lock()
-        {
-            let _ = f.flush();
-        }
-    }
-}
-
-fn unix_time() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    format!("{}.{:03}", now.as_secs(), now.subsec_millis())
-}
-
-/// Installs the headless logger; the file is created readable by the owner only.
-pub fn init_logging(log_file: Option<&Path>) -> anyhow::Result<()> {
-    use anyhow::Context;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = match log_file {
-        Some(path) => {
-            if let Some(dir) = path.parent() {
-                std::fs::create_dir_all(dir)
-                    .with_context(|| format!("creating log directory {}", dir.display()))?;
-            }
-            Some(Mutex::new(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .mode(0o600)
-                    .open(path)
-                    .with_context(|| format!("opening log file {}", path.display()))?,
-            ))
-        }
-        None => None,
-    };
-    log::set_boxed_logger(Box::new(HeadlessLogger { file }))
-        .map_err(|e| anyhow::anyhow!("installing the logger: {e}"))?;
-    log::set_max_level(LevelFilter::Info);
-    Ok(())
 }

@@ -18,7 +18,8 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("error: {err:#}");
+            // Client errors deep in the chain can quote an endpoint with its key.
+            eprintln!("error: {}", txpace::redact::scrub(format!("{err:#}")));
             ExitCode::from(1)
         }
     }

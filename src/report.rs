@@ -183,24 +183,27 @@ impl Report {
     }
 }
 
-/// Writes `value` as pretty JSON to a file readable by the owner only: reports name the
-/// endpoint and the accounts involved.
+/// Writes `value` as pretty JSON to a file readable by the owner only (also when it existed
+/// with a looser mode): reports name the endpoint and the accounts involved. The text passes
+/// through [`crate::redact::scrub`] like every other output, since error texts end up in it.
 pub fn write_private_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
     use anyhow::Context;
     use std::{io::Write, os::unix::fs::OpenOptionsExt};
-    let file = std::fs::OpenOptions::new()
+    // Serialized in memory first: the serializer writes token by token, one system call each
+    // otherwise (a 5,000-transaction report took a third of a second).
+    let mut text = serde_json::to_string_pretty(value).context("encoding the report as JSON")?;
+    text.push('\n');
+    let text = crate::redact::scrub(text);
+    let mut file = std::fs::OpenOptions::new()
         .create(true)
         .write(true)
         .truncate(true)
-        .mode(0o600)
+        .mode(crate::private_fs::FILE_MODE)
         .open(path)
         .with_context(|| format!("creating report {}", path.display()))?;
-    // Buffered: the serializer writes token by token, one system call each otherwise (a
-    // 5,000-transaction report took a third of a second).
-    let mut f = std::io::BufWriter::new(file);
-    serde_json::to_writer_pretty(&mut f, value)
-        .with_context(|| format!("writing report {}", path.display()))?;
-    f.write_all(b"\n")
-        .and_then(|()| f.flush())
+    crate::private_fs::restrict(&file)
+        .with_context(|| format!("restricting report {}", path.display()))?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.flush())
         .with_context(|| format!("writing report {}", path.display()))
 }

@@ -4,7 +4,8 @@
 //!
 //! One validator serves every scenario, one after another (a 2-core machine running several
 //! validators would measure the machine): a new deploy, an upgrade, a deploy killed mid-writes
-//! and resumed from its buffer, and an abandoned buffer closed for its lamports.
+//! and resumed from its buffer, and an abandoned buffer closed for its lamports; and a deploy
+//! through an endpoint URL carrying API keys, which no output may quote.
 
 mod common;
 
@@ -18,6 +19,7 @@ use std::{
 };
 
 use common::read_deploy_report;
+use common::secrets::{assert_no_key_anywhere, assert_private, keyed, refused_addr, shown};
 use serde_json::Value;
 use solana_commitment_config::CommitmentConfig;
 use solana_keypair::{Keypair, read_keypair_file, write_keypair_file};
@@ -237,6 +239,39 @@ fn refuses_a_file_that_is_not_a_program_before_spending_anything() {
     }
 }
 
+/// Refused at a URL with a path key and a query key, with `RUST_LOG=debug`: the error names the
+/// endpoint redacted, and no output or file holds a key.
+#[test]
+fn a_refused_keyed_endpoint_is_never_quoted() {
+    let memo = program("spl_memo.so");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let payer = d.join("payer.json");
+    write_keypair_file(&Keypair::new(), &payer).expect("payer keypair");
+    let so = copy_program(d, "memo.so", &memo);
+    let refused = format!("http://{}", refused_addr());
+    let out = txpace(d)
+        .current_dir(d)
+        .env("RUST_LOG", "debug")
+        .args(["deploy", "--no-tui", "--url", &keyed(&refused), &so])
+        .arg("--keypair")
+        .arg(&payer)
+        .output()
+        .expect("running txpace deploy");
+    let text = show("deploy to a refused keyed URL", &out);
+    assert_ne!(out.status.code(), Some(0), "{text}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "error sending request for url ({})",
+            shown(&refused)
+        )),
+        "{text}"
+    );
+    let files = assert_no_key_anywhere(&String::from_utf8_lossy(&out.stdout), &stderr, d);
+    assert_private(&files);
+}
+
 #[test]
 fn deploys_upgrades_resumes_and_closes_on_a_real_validator() {
     let token = program("spl_token_2022.so");
@@ -453,4 +488,36 @@ fn deploys_upgrades_resumes_and_closes_on_a_real_validator() {
     let frozen_program =
         Pubkey::from_str(report["program_id"].as_str().expect("id")).expect("a program id");
     assert_deployed(&rpc, &frozen_program, &token, &mint.pubkey());
+
+    // 6. Through a URL with a path key and a query key (the websocket derived from it), with
+    // `RUST_LOG=debug`: deployed, and no output, log or report holds a key.
+    let dir6 = tempfile::tempdir().expect("temp dir");
+    let d6 = dir6.path();
+    let so = copy_program(d6, "memo.so", &memo);
+    let report6 = d6.join("report.json");
+    let out = txpace(d6)
+        .current_dir(d6)
+        .env("RUST_LOG", "debug")
+        .args(["deploy", "--no-tui", "--url", &keyed(&v.rpc_url()), &so])
+        .arg("--keypair")
+        .arg(v.mint_keypair_path())
+        .arg("--report")
+        .arg(&report6)
+        .output()
+        .expect("running txpace deploy");
+    let text = show("deploy through a keyed URL", &out);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&report6).expect("report")).expect("json");
+    assert_eq!(report["outcome"], "deployed", "{report:#}");
+    let keyed_program =
+        Pubkey::from_str(report["program_id"].as_str().expect("id")).expect("a program id");
+    assert_deployed(&rpc, &keyed_program, &memo, &mint.pubkey());
+    let files = assert_no_key_anywhere(
+        &String::from_utf8_lossy(&out.stdout),
+        &String::from_utf8_lossy(&out.stderr),
+        d6,
+    );
+    assert!(files.contains(&report6));
+    assert_private(&files);
 }

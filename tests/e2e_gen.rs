@@ -107,7 +107,7 @@ fn gen_writes_transactions_the_chain_accepts() {
     let units = sim.units_consumed.expect("unitsConsumed");
     eprintln!("a self-transfer with two compute-budget instructions consumed {units} CU");
     assert!(
-        units <= u64::from(txpace::commands::r#gen::SELF_TRANSFER_UNITS),
+        units <= u64::from(txpace::workload::SELF_TRANSFER_UNITS),
         "{units} CU"
     );
 

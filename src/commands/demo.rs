@@ -9,13 +9,11 @@ use solana_commitment_config::CommitmentConfig;
 
 use crate::{
     cli::DemoArgs,
-    commands::{
-        r#gen::{build_self_transfers, wire_bytes},
-        send::{RunSpec, run_engine},
-    },
+    commands::send::{RunSpec, run_engine},
     config::{Commitment, Resolved},
     source::LoadedTx,
     validator::{self, LocalValidator},
+    workload::{build_self_transfers, wire_bytes},
 };
 
 pub fn run(args: DemoArgs) -> Result<u8> {

@@ -13,8 +13,7 @@ use tokio::{
 
 use crate::{
     cli::{GlobalOpts, RateArg, SendArgs, SendOpts},
-    commands::r#gen::read_keypair,
-    config::{self, Resolved, redact_url},
+    config::{self, Resolved},
     engine::{
         self, EngineConfig, Prior, RunOutcome,
         command::Command,
@@ -25,6 +24,9 @@ use crate::{
     },
     headless,
     journal::{self, Header, Ident, Inputs, JournalFile, WriterHandle},
+    keyfile::read_keypair,
+    logging,
+    redact::redact_url,
     report::Report,
     source::{self, LoadedTx, Problem, Progress},
     ui,
@@ -195,20 +197,6 @@ pub struct RunSpec {
     pub title: String,
 }
 
-/// Where this run's log goes: the data directory, named by time so runs never overwrite.
-pub fn default_log_path(kind: &str) -> Option<PathBuf> {
-    let dirs = directories::ProjectDirs::from("", "", "txpace")?;
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or_default();
-    Some(
-        dirs.data_dir()
-            .join("logs")
-            .join(format!("{kind}-{secs}.log")),
-    )
-}
-
 /// The engine settings `SendOpts` and the cluster decide; `deploy` adds its re-signer on top.
 pub fn engine_config(resolved: &Resolved, o: &SendOpts, identity: &Keypair) -> EngineConfig {
     let mut cfg = EngineConfig::new(identity.pubkey(), redact_url(&resolved.rpc_url));
@@ -247,12 +235,12 @@ impl Session {
             None => Keypair::new(),
         };
         let tui = !opts.no_tui && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
-        let log_file = default_log_path(kind);
-        if tui {
-            ui::init_logging(log_file.as_deref())?;
+        let output = if tui {
+            logging::Output::Dashboard
         } else {
-            headless::init_logging(log_file.as_deref())?;
-        }
+            logging::Output::Headless
+        };
+        let log_file = logging::start(output, kind)?;
         if let Some(f) = &log_file {
             log::info!("log file {}", f.display());
         }

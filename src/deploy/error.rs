@@ -109,10 +109,12 @@ pub enum DeployError {
 }
 
 impl DeployError {
+    /// A failed RPC call; the client's text can quote the endpoint with its key, so it is
+    /// scrubbed here, before it reaches the dashboard, the report or stderr.
     pub fn rpc(call: impl Into<String>, reason: impl std::fmt::Display) -> Self {
         DeployError::Rpc {
             call: call.into(),
-            reason: reason.to_string(),
+            reason: crate::redact::scrub(reason),
         }
     }
 }
@@ -139,4 +141,16 @@ pub fn sol(lamports: u64) -> String {
         lamports % 1_000_000_000
     );
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sol_is_trimmed() {
+        assert_eq!(sol(1_500_000_000), "1.5");
+        assert_eq!(sol(2_000_000_000), "2");
+        assert_eq!(sol(6_000), "0.000006");
+    }
 }

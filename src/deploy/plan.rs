@@ -11,7 +11,7 @@ use super::{
     chunks::Chunks,
     elf::MAX_PROGRAM_LEN,
 };
-use crate::commands::r#gen::LAMPORTS_PER_SIGNATURE;
+use crate::workload::LAMPORTS_PER_SIGNATURE;
 
 /// What the caller knows before planning.
 #[derive(Clone, Debug)]

@@ -1,7 +1,7 @@
 //! [`Chain`] over a real RPC node, with Agave's nonblocking RPC client.
 //!
 //! Client errors can quote the request URL, which may carry an API key, so every message is
-//! scrubbed of the raw URL before it leaves this module.
+//! scrubbed (by [`crate::redact::Scrubber`]) before it leaves this module.
 
 use std::{collections::HashMap, net::SocketAddr, str::FromStr, sync::Arc, time::Duration};
 
@@ -14,7 +14,7 @@ use solana_signature::Signature;
 use solana_transaction_status_client_types::TransactionConfirmationStatus;
 
 use super::net::{Chain, ChainError, ChainStatus};
-use crate::config::{Commitment, redact_url};
+use crate::{config::Commitment, redact::Scrubber};
 
 /// The TPU QUIC port is the UDP TPU port + 6 on nodes that do not advertise `tpuQuic`.
 const QUIC_PORT_OFFSET: u16 = 6;
@@ -25,58 +25,12 @@ pub struct RpcChain {
     scrub: Arc<Scrubber>,
 }
 
-/// Replaces every spelling of the secret-bearing URL in error text with its redacted form, and
-/// any secret left over (the query, user-info) with `***`.
-pub(crate) struct Scrubber {
-    raw: Vec<String>,
-    redacted: String,
-    secrets: Vec<String>,
+/// Turns a client error into a [`ChainError`] whose text names no secret of the endpoint.
+trait ScrubbedErr {
+    fn err(&self, call: &'static str, e: impl std::fmt::Display) -> ChainError;
 }
 
-/// Shorter user-info or query parts are not replaced on their own: replacing every `u` in a
-/// message would mangle it, and such a part protects nothing.
-const MIN_SECRET: usize = 3;
-
-impl Scrubber {
-    pub(crate) fn new(url: &str) -> Self {
-        let mut raw = vec![url.to_string()];
-        let mut secrets = Vec::new();
-        if let Ok(parsed) = url::Url::parse(url) {
-            raw.push(parsed.to_string());
-            // reqwest sends user-info as an Authorization header and quotes the URL without it.
-            let mut bare = parsed.clone();
-            let _ = bare.set_username("");
-            let _ = bare.set_password(None);
-            raw.push(bare.to_string());
-            secrets.extend(
-                [parsed.query(), parsed.password(), Some(parsed.username())]
-                    .into_iter()
-                    .flatten()
-                    .filter(|s| s.len() >= MIN_SECRET)
-                    .map(str::to_string),
-            );
-        }
-        raw.sort_by_key(|r| std::cmp::Reverse(r.len()));
-        secrets.sort_by_key(|r| std::cmp::Reverse(r.len()));
-        Self {
-            raw,
-            redacted: redact_url(url),
-            secrets,
-        }
-    }
-
-    /// `e`'s text with every spelling of the URL and its secret parts redacted.
-    pub(crate) fn text(&self, e: impl std::fmt::Display) -> String {
-        let mut msg = e.to_string();
-        for r in &self.raw {
-            msg = msg.replace(r.as_str(), &self.redacted);
-        }
-        for s in &self.secrets {
-            msg = msg.replace(s.as_str(), "***");
-        }
-        msg
-    }
-
+impl ScrubbedErr for Scrubber {
     fn err(&self, call: &'static str, e: impl std::fmt::Display) -> ChainError {
         ChainError::new(call, self.text(e))
     }
@@ -228,31 +182,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn errors_never_quote_the_secret_url() {
-        let s = Scrubber::new("https://u:p@rpc.example.com/?api-key=SECRET");
+    fn chain_errors_never_quote_the_secret_url() {
+        let s = Scrubber::new("https://u:p@rpc.example.com/PathKey123/?api-key=SECRET");
         let e = s.err(
             "getSlot",
-            "error sending request for url (https://u:p@rpc.example.com/?api-key=SECRET)",
+            "error sending request for url (https://rpc.example.com/PathKey123/?api-key=SECRET)",
         );
         assert_eq!(
             e.to_string(),
-            "getSlot: error sending request for url (https://***@rpc.example.com/?***)"
+            "getSlot: error sending request for url (https://***@rpc.example.com/***?***)"
         );
-    }
-
-    #[test]
-    fn errors_quoting_the_url_without_user_info_or_in_pieces_are_scrubbed_too() {
-        let s = Scrubber::new("http://alice:PASSWORD@127.0.0.1:8899/?api-key=KEY");
-        // What reqwest prints: the user-info went into an Authorization header.
-        let e = s.err(
-            "getSlot",
-            "error sending request for url (http://127.0.0.1:8899/?api-key=KEY)",
-        );
-        assert_eq!(
-            e.to_string(),
-            "getSlot: error sending request for url (http://***@127.0.0.1:8899/?***)"
-        );
-        let e = s.err("getSlot", "bad auth alice:PASSWORD; query api-key=KEY");
-        assert_eq!(e.to_string(), "getSlot: bad auth ***:***; query ***");
     }
 }

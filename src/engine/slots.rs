@@ -12,8 +12,7 @@ use futures::StreamExt;
 use solana_pubsub_client::nonblocking::pubsub_client::PubsubClient;
 use tokio::{sync::mpsc, time::timeout};
 
-use super::rpc::Scrubber;
-use crate::config::redact_url;
+use crate::redact::{Scrubber, redact_url};
 
 /// How long the feed waits on the websocket before giving up on a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

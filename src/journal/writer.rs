@@ -4,7 +4,7 @@
 use std::{
     fs::{File, OpenOptions},
     io::{Seek, SeekFrom, Write},
-    os::unix::fs::{DirBuilderExt, OpenOptionsExt},
+    os::unix::fs::OpenOptionsExt,
     path::{Path, PathBuf},
     sync::Arc,
     thread::JoinHandle,
@@ -15,13 +15,13 @@ use solana_signature::Signature;
 use tokio::sync::mpsc;
 
 use super::{Header, Inputs, JournalError, MAGIC, Record, Replay, frame, replay::replay, unix_now};
-use crate::{engine::TxFact, source::LoadedTx};
+use crate::{engine::TxFact, private_fs, source::LoadedTx};
 
 /// Buffered records beyond this are written out at once (still synced on the clock).
 const WRITE_AT: usize = 1 << 20;
 
-/// A journal opened by this run: created readable by the owner only, and locked so no other
-/// txpace appends to it at the same time.
+/// A journal opened by this run: readable by the owner only (its directory too when txpace made
+/// it), and locked so no other txpace appends to it at the same time.
 pub struct JournalFile {
     file: File,
     path: PathBuf,
@@ -36,21 +36,19 @@ impl JournalFile {
         txs: &[LoadedTx],
     ) -> Result<(JournalFile, Replay), JournalError> {
         let io = |e| JournalError::io(path, e);
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(io)?;
+        if let Some(dir) = path.parent() {
+            private_fs::create_dir_all(dir).map_err(io)?;
         }
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(false)
-            .mode(0o600)
+            .mode(private_fs::FILE_MODE)
             .open(path)
             .map_err(io)?;
+        // The journal may predate this run with a looser mode.
+        private_fs::restrict(&file).map_err(io)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {

@@ -6,7 +6,7 @@
 //! │ 12:00:03 WARN  leader 7Np41oeY… throttled, backing off 800 ms │
 //! └─────────────────────────────── also in ~/.local/share/txpace/logs/… ┘
 //! ```
-//! Records reach the pane through tui-logger (see [`super::logging`]); with no logger
+//! Records reach the pane through tui-logger (see [`crate::logging`]); with no logger
 //! installed, as in tests, the pane is simply empty.
 
 use ratatui::{

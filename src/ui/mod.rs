@@ -25,7 +25,6 @@ pub mod keybar;
 pub mod keymap;
 pub mod latency;
 pub mod leaders;
-mod logging;
 pub mod logs;
 pub mod queues;
 pub mod rate;
@@ -43,7 +42,6 @@ use crossterm::event::{self, Event};
 use tokio::sync::{mpsc, watch};
 
 pub use app::{App, Overlay};
-pub use logging::init_logging;
 
 use crate::engine::command::Command;
 use crate::engine::snapshot::Snapshot;
@@ -65,7 +63,7 @@ pub struct UiOptions {
     pub title: String,
     /// From `NO_COLOR`: no colors at all; emphasis by bold and reversed text only.
     pub no_color: bool,
-    /// Where the logs are copied; the caller passes the same path to [`init_logging`].
+    /// Where the logs are copied, for the log pane's title (see [`crate::logging`]).
     pub log_file: Option<PathBuf>,
 }
 

@@ -4,6 +4,8 @@
 
 pub mod schema;
 pub mod tool;
+pub mod pty;
+pub mod secrets;
 
 use std::{
     collections::HashMap,

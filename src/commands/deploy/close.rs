@@ -1,0 +1,110 @@
+//! Recovering an abandoned buffer's lamports: the hint after a failed deploy and
+//! `--close-buffer`.
+
+use std::{path::Path, str::FromStr};
+
+use anyhow::{Context, Result, anyhow};
+use solana_commitment_config::CommitmentConfig;
+use solana_keypair::Keypair;
+use solana_loader_v3_interface::instruction as loader;
+use solana_message::{Message, VersionedMessage};
+use solana_pubkey::Pubkey;
+use solana_rpc_client::rpc_client::RpcClient;
+use solana_signer::Signer;
+use solana_transaction::versioned::VersionedTransaction;
+
+use super::{RPC_TIMEOUT, chain::fetch, payer_keypair};
+use crate::{
+    cli::{DeployArgs, GlobalOpts},
+    config,
+    deploy::{DeployError, accounts::BufferState, sol},
+    keyfile::read_keypair,
+    redact::redact_url,
+};
+
+/// After a failed or abandoned deploy: the buffer holds SOL; say how to finish or get it back.
+pub(super) fn explain_recovery(buffer: &Pubkey, buffer_path: &Path, rpc: &RpcClient) {
+    let held = rpc
+        .get_account_with_commitment(buffer, CommitmentConfig::confirmed())
+        .ok()
+        .and_then(|r| r.value)
+        .map(|a| a.lamports);
+    let Some(lamports) = held else {
+        // Never created (or already closed): nothing to recover.
+        return;
+    };
+    eprintln!(
+        "buffer {buffer} holds {} SOL and keeps what was written.\n\
+         to finish: run the same command again (it resumes from --buffer {})\n\
+         to abandon and recover the SOL: txpace deploy --close-buffer {} (same --url and --keypair)",
+        sol(lamports),
+        buffer_path.display(),
+        buffer_path.display()
+    );
+}
+
+/// `--close-buffer`: return an abandoned buffer's lamports to the payer.
+pub(super) fn close_buffer(global: &GlobalOpts, args: &DeployArgs, which: &str) -> Result<u8> {
+    let resolved = config::resolve(&global.to_args(args.keypair.clone()))?;
+    let payer = payer_keypair(&resolved)?;
+    let authority = match &args.upgrade_authority {
+        Some(p) => read_keypair(p)?,
+        None => payer.insecure_clone(),
+    };
+    let address = if Path::new(which).exists() {
+        read_keypair(Path::new(which))?.pubkey()
+    } else {
+        Pubkey::from_str(which).map_err(|_| {
+            anyhow!("--close-buffer {which}: no such keypair file, and not a public key")
+        })?
+    };
+    let rpc = RpcClient::new_with_timeout_and_commitment(
+        resolved.rpc_url.clone(),
+        RPC_TIMEOUT,
+        CommitmentConfig::confirmed(),
+    );
+    let url = redact_url(&resolved.rpc_url);
+    match BufferState::read(&address, fetch(&rpc, &address)?)? {
+        BufferState::Missing => {
+            eprintln!(
+                "no account at {address} on {url}: the buffer is already closed (or was never created)"
+            );
+            Ok(1)
+        }
+        BufferState::Found {
+            authority: found,
+            lamports,
+            ..
+        } => {
+            if found != Some(authority.pubkey()) {
+                return Err(DeployError::BufferAuthority {
+                    buffer: address,
+                    found,
+                    expected: authority.pubkey(),
+                }
+                .into());
+            }
+            let ix = loader::close(&address, &payer.pubkey(), &authority.pubkey());
+            let blockhash = rpc
+                .get_latest_blockhash()
+                .with_context(|| format!("getLatestBlockhash at {url}"))?;
+            let message = Message::new_with_blockhash(&[ix], Some(&payer.pubkey()), &blockhash);
+            let signers: Vec<&Keypair> = if authority.pubkey() == payer.pubkey() {
+                vec![&payer]
+            } else {
+                vec![&payer, &authority]
+            };
+            let tx = VersionedTransaction::try_new(VersionedMessage::Legacy(message), &signers)
+                .map_err(|e| anyhow!("signing the close: {e}"))?;
+            let sig = rpc
+                .send_and_confirm_transaction(&tx)
+                .with_context(|| format!("closing buffer {address} at {url}"))?;
+            println!(
+                "closed buffer {address}: {} SOL returned to {} (signature {sig})",
+                sol(lamports),
+                payer.pubkey()
+            );
+            Ok(0)
+        }
+    }
+}

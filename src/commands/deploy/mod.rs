@@ -1,0 +1,269 @@
+//! `txpace deploy PROGRAM.so`: what `solana program deploy` does with the upgradeable loader —
+//! buffer, writes, deploy or upgrade — with the writes paced through the engine, watched on the
+//! dashboard, re-signed when they expire, and resumable from the buffer when interrupted.
+//!
+//! This module is the command's glue: keypairs and files, reading the chain once to plan, and
+//! telling the user what happened and how to finish or recover. The work is in [`crate::deploy`].
+//! Here: the run itself and the plan's description; `program_id` picks the program's address,
+//! `chain` reads what the plan needs, `report` is the `--report` and summary, `close` recovers
+//! an abandoned buffer.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result, bail};
+use solana_commitment_config::CommitmentConfig;
+use solana_keypair::Keypair;
+use solana_rpc_client::rpc_client::RpcClient;
+use solana_signer::Signer;
+
+use crate::{
+    cli::{DeployArgs, GlobalOpts},
+    commands::send::{Session, engine_config},
+    config::{self, Resolved},
+    deploy::{
+        accounts::BufferState,
+        chunks::WriteSigners,
+        drive::{self, Cluster, Deploy},
+        elf,
+        plan::{self, Action, Inputs, Plan},
+        relay::{Relay, blank_snapshot},
+        sol,
+    },
+    engine::{quic::QuicTransport, rpc::RpcChain},
+    keyfile::{read_keypair, write_private_keypair},
+    redact::redact_url,
+};
+
+mod chain;
+mod close;
+mod program_id;
+mod report;
+
+use chain::read_chain;
+use close::{close_buffer, explain_recovery};
+use program_id::ProgramId;
+use report::{DeployReport, print_summary};
+
+const RPC_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
+    if let Some(buffer) = &args.close_buffer {
+        return close_buffer(global, &args, buffer);
+    }
+    let Some(path) = args.program.clone() else {
+        bail!("give the program's .so file (or --close-buffer KEYPAIR)");
+    };
+    let program = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    if let Err(e) = elf::check_program(&program) {
+        eprintln!("{}: {e}", path.display());
+        eprintln!("nothing was sent");
+        return Ok(2);
+    }
+    let resolved = config::resolve(&global.to_args(args.keypair.clone()))?;
+    let payer = Arc::new(payer_keypair(&resolved)?);
+    let authority = match &args.upgrade_authority {
+        Some(p) => Arc::new(read_keypair(p)?),
+        None => payer.clone(),
+    };
+    let program_id = ProgramId::resolve(args.program_id.as_deref(), &path)?;
+    let buffer_path = args
+        .buffer
+        .clone()
+        .unwrap_or_else(|| sibling(&path, "buffer.json"));
+    let buffer_existed = buffer_path.exists();
+    let buffer = Arc::new(if buffer_existed {
+        read_keypair(&buffer_path)?
+    } else {
+        Keypair::new()
+    });
+
+    let rpc = RpcClient::new_with_timeout_and_commitment(
+        resolved.rpc_url.clone(),
+        RPC_TIMEOUT,
+        CommitmentConfig::confirmed(),
+    );
+    let url = redact_url(&resolved.rpc_url);
+    let write_signers = WriteSigners {
+        payer: payer.clone(),
+        authority: authority.clone(),
+        buffer: buffer.pubkey(),
+    };
+    let chunk_size = write_signers.max_chunk(&[])?;
+    let inputs = Inputs {
+        program: &program,
+        payer: payer.pubkey(),
+        authority: authority.pubkey(),
+        program_id: program_id.pubkey,
+        have_program_keypair: program_id.keypair.is_some(),
+        buffer: buffer.pubkey(),
+        max_len: args.max_len,
+        chunk_size,
+    };
+    let chain = read_chain(&rpc, &inputs).with_context(|| format!("reading the chain at {url}"))?;
+    let plan = plan::plan(&inputs, &chain)?;
+    describe_plan(&path, &program, &plan, &inputs, &chain.buffer, &buffer_path);
+
+    // Keys are on disk before anything is spent, so nothing paid for can be lost with them.
+    if !buffer_existed {
+        write_private_keypair(&buffer, &buffer_path)?;
+        eprintln!("buffer keypair saved to {}", buffer_path.display());
+    }
+    if let (Some(kp), Some(p)) = (&program_id.keypair, &program_id.new_file) {
+        write_private_keypair(kp, p)?;
+        eprintln!("program keypair saved to {}", p.display());
+    }
+
+    let rents = chain.rent;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let title = format!(
+        "deploy {name} ({} bytes) to {}",
+        program.len(),
+        program_id.pubkey
+    );
+    let started = Instant::now();
+    let session = Session::start(&args.send, "deploy")?;
+    let cfg = engine_config(&resolved, &args.send, &session.identity);
+    let outcome = {
+        let _entered = session.rt.enter();
+        let transport = QuicTransport::new(&session.identity).context("setting up QUIC")?;
+        let (relay, ends) = Relay::new(Arc::new(blank_snapshot(&cfg)), args.send.paused);
+        let cluster = Cluster {
+            engine: cfg,
+            chain: Arc::new(RpcChain::new(&resolved.rpc_url)),
+            transport: Arc::new(transport),
+            ws_url: Some(resolved.ws_url.clone()),
+            rpc: Arc::new(
+                solana_rpc_client::nonblocking::rpc_client::RpcClient::new_with_timeout_and_commitment(
+                    resolved.rpc_url.clone(),
+                    RPC_TIMEOUT,
+                    CommitmentConfig::confirmed(),
+                ),
+            ),
+        };
+        let job = Deploy {
+            program: program.clone().into(),
+            plan: plan.clone(),
+            payer: payer.clone(),
+            authority: authority.clone(),
+            buffer: buffer.clone(),
+            program_id: program_id.pubkey,
+            program_keypair: program_id.keypair.clone(),
+            max_sign_attempts: args.max_sign_attempts,
+            buffer_rent: rents.buffer,
+            program_rent: rents.program,
+        };
+        let task = session.rt.spawn(drive::run(job, cluster, relay));
+        session.watch(&args.send, title, ends.snapshots, ends.commands, task)?
+    };
+    let elapsed = started.elapsed();
+    let report = DeployReport::new(&plan, &program_id, &buffer.pubkey(), &outcome, elapsed);
+    if let Some(p) = &args.send.report {
+        crate::report::write_private_json(p, &report)?;
+    }
+    print_summary(&report, &outcome);
+    let code = match &outcome.result {
+        Ok(_) => {
+            if args.buffer.is_none() {
+                // The loader closed the buffer; its keypair opens nothing any more.
+                let _ = std::fs::remove_file(&buffer_path);
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("error: {}", crate::redact::scrub(e));
+            explain_recovery(&buffer.pubkey(), &buffer_path, &rpc);
+            if session
+                .interrupted
+                .load(std::sync::atomic::Ordering::SeqCst)
+            {
+                130
+            } else {
+                1
+            }
+        }
+    };
+    if let Some(p) = &args.send.report {
+        println!("report: {}", p.display());
+    }
+    if let Some(f) = &session.log_file {
+        println!("log: {}", f.display());
+    }
+    log::logger().flush();
+    session.rt.shutdown_timeout(Duration::from_millis(200));
+    Ok(code)
+}
+
+pub(super) fn payer_keypair(resolved: &Resolved) -> Result<Keypair> {
+    let path = resolved
+        .keypair_path
+        .clone()
+        .context("no payer: pass --keypair or set keypair_path in the Solana CLI config")?;
+    read_keypair(&path)
+}
+
+/// `DIR/STEM-suffix` for the program file `DIR/STEM.so`.
+pub(super) fn sibling(program: &Path, suffix: &str) -> PathBuf {
+    let stem = program
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "program".into());
+    program.with_file_name(format!("{stem}-{suffix}"))
+}
+
+fn describe_plan(
+    path: &Path,
+    program: &[u8],
+    plan: &Plan,
+    i: &Inputs,
+    buffer: &BufferState,
+    buffer_path: &Path,
+) {
+    let count = plan.chunks.count();
+    eprintln!(
+        "{}: {} bytes, {count} chunks of up to {} bytes",
+        path.display(),
+        program.len(),
+        plan.chunks.size
+    );
+    match buffer {
+        BufferState::Missing => eprintln!(
+            "buffer {} ({}): new; {} writes",
+            i.buffer,
+            buffer_path.display(),
+            plan.writes.len()
+        ),
+        BufferState::Found { .. } => eprintln!(
+            "buffer {} ({}): resuming, {} of {} bytes already written; {} of {count} chunks to write",
+            i.buffer,
+            buffer_path.display(),
+            plan.bytes_present(),
+            program.len(),
+            plan.writes.len()
+        ),
+    }
+    match plan.action {
+        Action::Deploy { max_len } => eprintln!(
+            "then deploy program {} with room for {max_len} bytes, upgrade authority {}",
+            i.program_id, i.authority
+        ),
+        Action::Upgrade { max_len } => eprintln!(
+            "then upgrade program {} (room for {max_len} bytes) as authority {}",
+            i.program_id, i.authority
+        ),
+    }
+    eprintln!(
+        "payer {} spends up to {} SOL ({} buffer rent, {} fees, {} program rent)",
+        i.payer,
+        sol(plan.cost.total()),
+        sol(plan.cost.buffer_rent),
+        sol(plan.cost.fees),
+        sol(plan.cost.program_rent)
+    );
+}

@@ -1,0 +1,117 @@
+//! The deploy's `--report` and its closing lines.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use solana_pubkey::Pubkey;
+
+use super::program_id::ProgramId;
+use crate::{
+    deploy::{
+        DeployError,
+        drive::Outcome,
+        plan::{Action, Plan},
+    },
+    report::Report,
+};
+
+/// The machine-readable account of a deploy (`--report`).
+#[derive(Serialize)]
+pub(super) struct DeployReport {
+    /// deployed, upgraded, interrupted or failed.
+    outcome: &'static str,
+    error: Option<String>,
+    program_id: String,
+    buffer: String,
+    program_len: usize,
+    chunk_size: usize,
+    chunks: usize,
+    /// Chunks this run had to write (all but those the buffer already held).
+    chunks_to_write: usize,
+    bytes_already_in_buffer: u64,
+    signature: Option<String>,
+    elapsed_s: f64,
+    phases: Vec<PhaseReport>,
+}
+
+#[derive(Serialize)]
+struct PhaseReport {
+    name: &'static str,
+    /// Re-signings with a fresh blockhash, over all of the phase's transactions.
+    resigns: u64,
+    report: Report,
+}
+
+impl DeployReport {
+    pub(super) fn new(
+        plan: &Plan,
+        program_id: &ProgramId,
+        buffer: &Pubkey,
+        outcome: &Outcome,
+        elapsed: Duration,
+    ) -> Self {
+        let outcome_name = match (&outcome.result, &plan.action) {
+            (Ok(_), Action::Deploy { .. }) => "deployed",
+            (Ok(_), Action::Upgrade { .. }) => "upgraded",
+            (Err(DeployError::Interrupted(_)), _) => "interrupted",
+            (Err(_), _) => "failed",
+        };
+        DeployReport {
+            outcome: outcome_name,
+            error: outcome.result.as_ref().err().map(|e| e.to_string()),
+            program_id: program_id.pubkey.to_string(),
+            buffer: buffer.to_string(),
+            program_len: plan.chunks.len,
+            chunk_size: plan.chunks.size,
+            chunks: plan.chunks.count(),
+            chunks_to_write: plan.writes.len(),
+            bytes_already_in_buffer: plan.bytes_present(),
+            signature: outcome.result.as_ref().ok().map(|s| s.to_string()),
+            elapsed_s: (elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
+            phases: outcome
+                .phases
+                .iter()
+                .map(|p| PhaseReport {
+                    name: p.name,
+                    resigns: p
+                        .outcome
+                        .snapshot
+                        .txs
+                        .iter()
+                        .map(|v| u64::from(v.resigns))
+                        .sum(),
+                    report: Report::new(&p.outcome, &[]),
+                })
+                .collect(),
+        }
+    }
+}
+
+pub(super) fn print_summary(r: &DeployReport, outcome: &Outcome) {
+    for p in &r.phases {
+        let s = &p.report.summary;
+        println!(
+            "{:<8} {} of {} confirmed in {:.1} s, {} sends ({} per landed), {} re-signed{}",
+            p.name,
+            s.confirmed,
+            s.total,
+            s.elapsed_s,
+            s.sends,
+            s.sends_per_landed
+                .map_or("-".to_string(), |v| format!("{v:.2}")),
+            p.resigns,
+            if s.failed + s.expired > 0 {
+                format!(", {} failed, {} expired", s.failed, s.expired)
+            } else {
+                String::new()
+            }
+        );
+    }
+    match &outcome.result {
+        Ok(sig) => println!(
+            "{} program {} in {:.1} s ({} of {} chunks written this run; signature {sig})",
+            r.outcome, r.program_id, r.elapsed_s, r.chunks_to_write, r.chunks
+        ),
+        Err(_) => println!("{}: program {} not deployed", r.outcome, r.program_id),
+    }
+}

@@ -1,0 +1,270 @@
+//! The process's one logger, for the dashboard and for headless runs alike: one level policy
+//! (`RUST_LOG`, or info with the chatty transport crates at warn), one scrubbing step, one log
+//! file format. Only where records are shown differs: the dashboard's log pane (never the
+//! terminal it is drawn on), or stderr for warnings and errors in a headless run.
+//!
+//! Every record's text, txpace's own and other crates' (reqwest, hyper or tungstenite quote URLs
+//! when `RUST_LOG` raises them), goes through [`crate::redact::scrub`] before it reaches the
+//! pane, stderr or the file.
+
+use std::{
+    fs::File,
+    io::Write,
+    path::{Path, PathBuf},
+    sync::Mutex,
+    time::Duration,
+};
+
+use anyhow::Context;
+use log::{Level, LevelFilter, Log, Metadata, Record};
+
+use crate::{private_fs, redact};
+
+/// Transport crates log every packet and request at debug; unless `RUST_LOG` says otherwise
+/// they are kept to warnings. Directives match targets by prefix (`hyper` covers `hyper_util`).
+pub const DEFAULT_FILTER: &str = "info,quinn=warn,quinn_proto=warn,rustls=warn,h2=warn,hyper=warn,\
+    reqwest=warn,tungstenite=warn,tokio_tungstenite=warn,mio=warn";
+
+/// How often the dashboard's log pane takes in new records.
+const PANE_EVERY: Duration = Duration::from_millis(10);
+
+/// Where records are shown besides the log file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// The dashboard's log pane; nothing is written to the terminal.
+    Dashboard,
+    /// stderr, for warnings and errors.
+    Headless,
+}
+
+/// Levels by target, read as `env_logger` reads `RUST_LOG`: comma-separated `target=level`
+/// directives and at most one bare `level`; the longest matching target prefix wins; a target
+/// no directive matches is off unless a bare level is given. A bare target name means all levels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Filter {
+    default: LevelFilter,
+    /// Longest target first.
+    targets: Vec<(String, LevelFilter)>,
+}
+
+impl Filter {
+    pub fn parse(spec: &str) -> Filter {
+        let mut default = None;
+        let mut targets = Vec::new();
+        // `env_logger` allows a trailing `/regex` message filter; it is not supported and ignored.
+        let spec = spec.split('/').next().unwrap_or_default();
+        for d in spec.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+            match d.split_once('=') {
+                Some((target, level)) => {
+                    if let Ok(level) = level.trim().parse::<LevelFilter>() {
+                        targets.push((target.trim().to_string(), level));
+                    }
+                }
+                None => match d.parse::<LevelFilter>() {
+                    Ok(level) => default = Some(level),
+                    Err(_) => targets.push((d.to_string(), LevelFilter::Trace)),
+                },
+            }
+        }
+        let default = default.unwrap_or(if targets.is_empty() {
+            LevelFilter::Error
+        } else {
+            LevelFilter::Off
+        });
+        targets.sort_by_key(|t| std::cmp::Reverse(t.0.len()));
+        Filter { default, targets }
+    }
+
+    /// `RUST_LOG` when set, otherwise [`DEFAULT_FILTER`].
+    pub fn from_env() -> Filter {
+        match std::env::var("RUST_LOG") {
+            Ok(spec) if !spec.trim().is_empty() => Filter::parse(&spec),
+            _ => Filter::parse(DEFAULT_FILTER),
+        }
+    }
+
+    pub fn level(&self, target: &str) -> LevelFilter {
+        self.targets
+            .iter()
+            .find(|(t, _)| target.starts_with(t.as_str()))
+            .map_or(self.default, |(_, l)| *l)
+    }
+
+    /// The most verbose level any target gets.
+    pub fn max(&self) -> LevelFilter {
+        self.targets
+            .iter()
+            .map(|(_, l)| *l)
+            .fold(self.default, Ord::max)
+    }
+}
+
+struct Logger {
+    filter: Filter,
+    output: Output,
+    file: Option<Mutex<File>>,
+}
+
+impl Log for Logger {
+    fn enabled(&self, m: &Metadata) -> bool {
+        m.level() <= self.filter.level(m.target())
+    }
+
+    fn log(&self, record: &Record) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        let text = redact::scrub(record.args());
+        if let Some(f) = &self.file
+            && let Ok(mut f) = f.lock()
+        {
+            let line = format!(
+                "{} {:<5} {}: {text}\n",
+                unix_time(),
+                record.level(),
+                record.target()
+            );
+            // One write per line, so lines never interleave; a full disk must not stop the run.
+            let _ = f.write_all(line.as_bytes());
+        }
+        match self.output {
+            Output::Headless => {
+                if record.level() <= Level::Warn {
+                    eprintln!("{}: {text}", record.level().as_str().to_lowercase());
+                }
+            }
+            Output::Dashboard => tui_logger::Drain::new().log(
+                &Record::builder()
+                    .args(format_args!("{text}"))
+                    .level(record.level())
+                    .target(record.target())
+                    .module_path(record.module_path())
+                    .file(record.file())
+                    .line(record.line())
+                    .build(),
+            ),
+        }
+    }
+
+    fn flush(&self) {
+        if let Some(f) = &self.file
+            && let Ok(mut f) = f.lock()
+        {
+            let _ = f.flush();
+        }
+    }
+}
+
+fn unix_time() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!("{}.{:03}", now.as_secs(), now.subsec_millis())
+}
+
+/// A new log file for a run of `kind` (`send`, `deploy`) in the data directory's `logs/`:
+/// `KIND-UNIXSECONDS-PID.log`, created so that two runs never share one. `None` without a home
+/// directory.
+pub fn new_log_file(kind: &str) -> anyhow::Result<Option<(PathBuf, File)>> {
+    let Some(dir) = private_fs::data_subdir("logs").context("creating the log directory")? else {
+        return Ok(None);
+    };
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    let stem = format!("{kind}-{secs}-{}", std::process::id());
+    let (path, file) = private_fs::create_unique(&dir, &stem, "log")
+        .with_context(|| format!("creating a log file in {}", dir.display()))?;
+    Ok(Some((path, file)))
+}
+
+/// Installs the logger for a run of `kind` with a new file under the data directory, and returns
+/// the file's path. Fails if a logger is already installed.
+pub fn start(output: Output, kind: &str) -> anyhow::Result<Option<PathBuf>> {
+    let file = new_log_file(kind)?;
+    let path = file.as_ref().map(|(p, _)| p.clone());
+    install(output, file.map(|(_, f)| f))?;
+    Ok(path)
+}
+
+/// Installs the logger with `log_file` (appended to, created when missing, mode 0600 either way)
+/// as its file. Fails if a logger is already installed.
+pub fn init(output: Output, log_file: Option<&Path>) -> anyhow::Result<()> {
+    let file = match log_file {
+        Some(path) => Some(
+            private_fs::open_append(path)
+                .with_context(|| format!("opening log file {}", path.display()))?,
+        ),
+        None => None,
+    };
+    install(output, file)
+}
+
+fn install(output: Output, file: Option<File>) -> anyhow::Result<()> {
+    let filter = Filter::from_env();
+    let max = filter.max();
+    log::set_boxed_logger(Box::new(Logger {
+        filter,
+        output,
+        file: file.map(Mutex::new),
+    }))
+    .map_err(|e| anyhow::anyhow!("installing the logger: {e}"))?;
+    log::set_max_level(max);
+    if output == Output::Dashboard {
+        // What reaches tui-logger has passed the filter above; the pane shows all of it.
+        tui_logger::set_default_level(LevelFilter::Trace);
+        std::thread::Builder::new()
+            .name("txpace-log-pane".into())
+            .spawn(|| {
+                loop {
+                    std::thread::sleep(PANE_EVERY);
+                    tui_logger::move_events();
+                }
+            })
+            .context("starting the log pane's thread")?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_keeps_transport_crates_to_warnings() {
+        let f = Filter::parse(DEFAULT_FILTER);
+        assert_eq!(f.level("txpace::engine::run"), LevelFilter::Info);
+        for noisy in [
+            "quinn_proto::connection",
+            "hyper_util::client",
+            "reqwest::connect",
+            "tokio_tungstenite",
+            "rustls::client",
+            "mio::poll",
+        ] {
+            assert_eq!(f.level(noisy), LevelFilter::Warn, "{noisy}");
+        }
+        assert_eq!(f.max(), LevelFilter::Info);
+    }
+
+    #[test]
+    fn rust_log_is_read_like_env_logger() {
+        let f = Filter::parse("debug");
+        assert_eq!(f.level("reqwest::connect"), LevelFilter::Debug);
+        assert_eq!(f.max(), LevelFilter::Debug);
+
+        let f = Filter::parse("warn, txpace::engine=trace ,txpace=info");
+        assert_eq!(f.level("txpace::engine::quic"), LevelFilter::Trace);
+        assert_eq!(f.level("txpace::commands"), LevelFilter::Info);
+        assert_eq!(f.level("hyper"), LevelFilter::Warn);
+        assert_eq!(f.max(), LevelFilter::Trace);
+
+        let f = Filter::parse("txpace");
+        assert_eq!(f.level("txpace::x"), LevelFilter::Trace);
+        assert_eq!(f.level("reqwest"), LevelFilter::Off);
+
+        let f = Filter::parse("info,quinn=bogus/regex");
+        assert_eq!(f.level("quinn"), LevelFilter::Info);
+    }
+}
