@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use txpace::{
     cli::{Cli, Command},
-    commands,
+    commands, exit,
 };
 
 fn main() -> ExitCode {
@@ -19,7 +19,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             eprintln!("error: {err:#}");
-            ExitCode::from(1)
+            ExitCode::from(exit::for_error(&err))
         }
     }
 }
