@@ -97,7 +97,7 @@ pub fn summary_text(r: &Report) -> String {
         s.outcome, s.total, s.elapsed_s, s.confirmed, s.failed, s.expired, s.unfinished
     );
     out.push_str(&format!(
-        "\nsends {} ({} per landed), send errors {}, achieved {:.1} tx/s{}",
+        "\nsends {} ({} per landed), {} reached no leader, achieved {:.1} tx/s{}",
         s.sends,
         s.sends_per_landed
             .map_or("-".to_string(), |v| format!("{v:.2}")),
@@ -106,6 +106,14 @@ pub fn summary_text(r: &Report) -> String {
         s.target_rate
             .map_or(" (target max)".to_string(), |t| format!(" (target {t:.0})")),
     ));
+    let st = &s.streams;
+    out.push_str(&format!(
+        "\nstreams to leaders {}: {} accepted, {} throttled, {} connection failures, {} timed out, {} other errors",
+        st.sent, st.accepted, st.throttled, st.connection, st.timeout, st.other
+    ));
+    if let Some(why) = &s.error {
+        out.push_str(&format!("\nfailed: {why}"));
+    }
     out.push_str(&format!(
         "\ntime to land p50 {} p90 {} p99 {}",
         lat(s.latency_ms.p50),

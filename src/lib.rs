@@ -6,6 +6,7 @@ pub mod commands;
 pub mod config;
 pub mod deploy;
 pub mod engine;
+pub mod exit;
 pub mod headless;
 pub mod journal;
 pub mod keyfile;

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use txpace::{
     cli::{Cli, Command},
-    commands,
+    commands, exit,
 };
 
 fn main() -> ExitCode {
@@ -20,7 +20,7 @@ fn main() -> ExitCode {
         Err(err) => {
             // Client errors deep in the chain can quote an endpoint with its key.
             eprintln!("error: {}", txpace::redact::scrub(format!("{err:#}")));
-            ExitCode::from(1)
+            ExitCode::from(exit::for_error(&err))
         }
     }
 }

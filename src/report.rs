@@ -11,14 +11,17 @@ use crate::{
     engine::{
         RunOutcome,
         lifecycle::TxState,
-        snapshot::{RateTarget, Snapshot, TxView},
+        snapshot::{LeaderStats, RateTarget, RunState, Snapshot, StreamCounts, TxView},
     },
+    exit,
     source::Problem,
 };
 
 #[derive(Debug, Serialize)]
 pub struct Report {
     pub summary: Summary,
+    /// Every leader sent to, most streams first.
+    pub leaders: Vec<LeaderStats>,
     pub transactions: Vec<TxRecord>,
     /// Invalid input left out with `--skip-invalid`.
     pub skipped: Vec<Skipped>,
@@ -28,6 +31,8 @@ pub struct Report {
 pub struct Summary {
     /// done, stopped or failed.
     pub outcome: String,
+    /// Why the run failed, when `outcome` is `failed`.
+    pub error: Option<String>,
     pub rpc_url: String,
     pub commitment: &'static str,
     pub total: u64,
@@ -40,10 +45,14 @@ pub struct Summary {
     pub elapsed_s: f64,
     /// Tx/s, or null for `--rate max`.
     pub target_rate: Option<f64>,
-    /// Sends per second over the whole run.
+    /// Transaction sends per second over the whole run.
     pub achieved_rate: f64,
+    /// Transaction sends (first sends and resends), however many leaders each went to.
     pub sends: u64,
+    /// Transaction sends that reached no leader: every stream of the send failed.
     pub send_errors: u64,
+    /// Streams to leaders (one per send per leader) and their outcomes.
+    pub streams: StreamCounts,
     /// Sends per confirmed transaction; null when none confirmed.
     pub sends_per_landed: Option<f64>,
     pub latency_ms: Latency,
@@ -66,6 +75,11 @@ pub struct TxRecord {
     /// Milliseconds from the start of the run.
     pub first_sent_ms: Option<u64>,
     pub landed_slot: Option<u64>,
+    /// Last block height at which its blockhash is valid (null for durable nonces or when
+    /// unknown).
+    pub last_valid_block_height: Option<u64>,
+    /// False when that height is an upper bound rather than the cluster's own figure.
+    pub last_valid_exact: bool,
     /// Milliseconds from first send to confirmation.
     pub latency_ms: Option<u64>,
     /// Identities of the leaders it was sent to, without repeats.
@@ -117,6 +131,8 @@ impl Report {
                         TxState::Confirmed | TxState::Failed => v.landed_slot,
                         _ => None,
                     },
+                    last_valid_block_height: v.last_valid_block_height,
+                    last_valid_exact: v.last_valid_exact,
                     latency_ms: ms(v.time_to_land),
                     leaders: leaders.into_iter().collect(),
                     error: v.last_error.as_deref().map(str::to_string),
@@ -126,6 +142,10 @@ impl Report {
         Report {
             summary: Summary {
                 outcome: s.run.label().to_ascii_lowercase(),
+                error: match &s.run {
+                    RunState::Failed(why) => Some(why.clone()),
+                    _ => None,
+                },
                 rpc_url: s.cluster.rpc_url.clone(),
                 commitment: s.cluster.commitment,
                 total: c.total,
@@ -146,6 +166,7 @@ impl Report {
                 },
                 sends: c.sends,
                 send_errors: c.send_errors,
+                streams: c.streams,
                 sends_per_landed: (c.confirmed > 0)
                     .then(|| (c.sends as f64 / c.confirmed as f64 * 1000.0).round() / 1000.0),
                 latency_ms: Latency {
@@ -154,6 +175,7 @@ impl Report {
                     p99: ms(s.latency.p99),
                 },
             },
+            leaders: outcome.leaders.clone(),
             transactions,
             skipped: skipped
                 .iter()
@@ -170,15 +192,19 @@ impl Report {
         write_private_json(path, self)
     }
 
-    /// 1 when any transaction failed or expired, or the engine failed; 0 otherwise — including
-    /// a run the user ended early on purpose (its unfinished count says so). An interrupted
-    /// headless run is answered with 130 by the caller, as shells expect after Ctrl-C.
+    /// See [`crate::exit`]: a failed engine is a runtime error; a run stopped with
+    /// transactions unfinished says so (it can be resumed); then lost transactions; else 0. An
+    /// interrupted headless run is answered with 130 by the caller, as shells expect.
     pub fn exit_code(&self) -> u8 {
         let s = &self.summary;
-        if s.failed + s.expired > 0 || s.outcome == "failed" {
-            1
+        if s.outcome == "failed" {
+            exit::RUNTIME
+        } else if s.unfinished > 0 {
+            exit::UNFINISHED
+        } else if s.failed + s.expired > 0 {
+            exit::LOST
         } else {
-            0
+            exit::OK
         }
     }
 }

@@ -165,9 +165,14 @@ async fn unlanded_transactions_expire_with_their_blockhash() {
         expired.sends
     );
     assert_eq!(expired.last_valid_block_height, Some(expires_at));
-    // Dead at ~10 s; "invalid" is confirmed over 2 s (CONFIRM_INVALID), then a last status check.
     assert!(
-        s.elapsed < Duration::from_secs(15),
+        expired.last_valid_exact,
+        "the cluster named it as its latest"
+    );
+    // Dead once the finalized height (the tip less 32 blocks) passes it: 58 slots ≈ 23.2 s,
+    // then one status lookup with history.
+    assert!(
+        s.elapsed < Duration::from_secs(25),
         "elapsed {:?}",
         s.elapsed
     );
@@ -222,7 +227,7 @@ async fn a_throttling_leader_is_backed_off_and_others_still_get_sends() {
         "{:?}",
         leader_a.conn
     );
-    assert!(leader_a.throttled >= 1);
+    assert!(leader_a.streams.throttled >= 1);
     let sends = cluster.sends();
     let to_a = sends.iter().filter(|s| s.addr == a).count();
     let to_b = sends.iter().filter(|s| s.addr == b).count();
@@ -252,7 +257,12 @@ async fn sends_follow_leader_rotation_with_fanout() {
             .any(|l| cluster.addr_of(l) == Some(s.addr));
         assert!(ok, "send at {:?} to {} off-schedule", s.at, s.addr);
     }
-    let per_leader: Vec<u64> = out.snapshot.leaders.iter().map(|l| l.sent).collect();
+    let per_leader: Vec<u64> = out
+        .snapshot
+        .leaders
+        .iter()
+        .map(|l| l.streams.sent)
+        .collect();
     assert!(per_leader.iter().all(|n| *n > 100), "{per_leader:?}");
 }
 

@@ -48,6 +48,8 @@ pub fn run(args: DemoArgs) -> Result<u8> {
         ),
         txs,
         skipped: Vec::new(),
+        // The demo keeps no journal: a stopped demo is simply run again.
+        resume_hint: None,
     };
     let code = run_engine(spec)?;
     drop(validator);

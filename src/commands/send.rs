@@ -22,7 +22,7 @@ use crate::{
         slots::spawn_slot_feed,
         snapshot::{RateTarget, Snapshot},
     },
-    headless,
+    exit, headless,
     journal::{self, Header, Ident, Inputs, JournalFile, WriterHandle},
     keyfile::read_keypair,
     logging,
@@ -63,23 +63,28 @@ pub fn run(global: &GlobalOpts, args: SendArgs) -> Result<u8> {
                 loaded.invalid.len(),
                 loaded.invalid.len() + loaded.valid.len()
             );
-            return Ok(2);
+            return Ok(exit::USAGE);
         }
     }
     if loaded.valid.is_empty() {
         eprintln!("no valid transactions to send");
-        return Ok(2);
+        return Ok(exit::USAGE);
     }
-    let resolved = config::resolve(&global.to_args(None))?;
+    let resolved = config::resolve(&global.to_args(None)).map_err(exit::usage)?;
     let journal = match open_journal(&args, &loaded.valid, &redact_url(&resolved.rpc_url)) {
         Ok(j) => j,
         Err(refusal) => {
             eprintln!("error: {refusal:#}");
-            return Ok(2);
+            return Ok(exit::for_error(&refusal));
         }
     };
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     let title = format!("send {} txs from {}", loaded.valid.len(), names.join(", "));
+    let resume_hint = format!(
+        "txpace send {} --resume --journal {} (with the same -u/--url and options)",
+        names.join(" "),
+        journal.file.path().display()
+    );
     run_engine_journaled(
         RunSpec {
             resolved,
@@ -87,6 +92,7 @@ pub fn run(global: &GlobalOpts, args: SendArgs) -> Result<u8> {
             txs: loaded.valid,
             skipped: loaded.invalid,
             title,
+            resume_hint: Some(resume_hint),
         },
         Some(journal),
     )
@@ -99,10 +105,10 @@ pub struct RunJournal {
     identified: Vec<bool>,
 }
 
-/// Opens (or creates) the run's journal. Every error is a refusal to run (exit 2): a journal of
-/// other inputs, a damaged one, one in use, `--resume` with nothing to resume, or an earlier run
-/// of the same batch without `--resume` (starting it over could only duplicate work, and a user
-/// who means it can name another journal).
+/// Opens (or creates) the run's journal. Every error is a refusal to run: a journal of other
+/// inputs, a damaged one, one in use, `--resume` with nothing to resume, or an earlier run of the
+/// same batch without `--resume` (starting it over could only duplicate work, and a user who
+/// means it can name another journal) exit 2; a journal that cannot be written exits 3.
 fn open_journal(args: &SendArgs, txs: &[LoadedTx], rpc_shown: &str) -> Result<RunJournal> {
     let inputs = Inputs::of(&args.input.files, txs);
     let path = match &args.journal {
@@ -112,18 +118,18 @@ fn open_journal(args: &SendArgs, txs: &[LoadedTx], rpc_shown: &str) -> Result<Ru
         )?,
     };
     if args.resume && !path.exists() {
-        anyhow::bail!(
+        return Err(exit::usage(anyhow::anyhow!(
             "nothing to resume: there is no journal at {} (pass the --journal PATH of the interrupted run)",
             path.display()
-        );
+        )));
     }
     let (mut file, replay) = JournalFile::open(&path, &inputs, txs)?;
     if replay.header.is_none() {
         if args.resume {
-            anyhow::bail!(
+            return Err(exit::usage(anyhow::anyhow!(
                 "nothing to resume: journal {} records no run",
                 path.display()
-            );
+            )));
         }
         file.start(&Header::new(inputs, rpc_shown.to_string()))?;
         return Ok(RunJournal {
@@ -134,12 +140,12 @@ fn open_journal(args: &SendArgs, txs: &[LoadedTx], rpc_shown: &str) -> Result<Ru
     }
     let (confirmed, failed, expired, sent) = replay.tally();
     if replay.facts > 0 && !args.resume {
-        anyhow::bail!(
+        return Err(exit::usage(anyhow::anyhow!(
             "journal {} exists: it records an earlier run of these transactions ({confirmed} confirmed, \
              {failed} failed, {expired} expired, {sent} sent without an outcome); \
              pass --resume to continue it, or --journal PATH to start another",
             path.display()
-        );
+        )));
     }
     if let Some((bytes, why)) = replay.torn {
         eprintln!(
@@ -195,6 +201,8 @@ pub struct RunSpec {
     pub txs: Vec<LoadedTx>,
     pub skipped: Vec<Problem>,
     pub title: String,
+    /// How to continue this run when it ends unfinished (runs with a journal).
+    pub resume_hint: Option<String>,
 }
 
 /// The engine settings `SendOpts` and the cluster decide; `deploy` adds its re-signer on top.
@@ -231,7 +239,7 @@ impl Session {
     /// `kind` names the log file (`send-…log`, `deploy-…log`).
     pub fn start(opts: &SendOpts, kind: &str) -> Result<Self> {
         let identity = match &opts.identity {
-            Some(path) => read_keypair(path)?,
+            Some(path) => read_keypair(path).map_err(exit::usage)?,
             None => Keypair::new(),
         };
         let tui = !opts.no_tui && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
@@ -331,6 +339,7 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
             let (facts, writer) =
                 journal::spawn_writer(j.file, idents, j.identified, JOURNAL_SYNC)?;
             cfg.facts = Some(facts);
+            cfg.journal_failure = Some(writer.failure());
             (Some(writer), j.priors)
         }
         None => (None, Vec::new()),
@@ -370,13 +379,23 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
     if let Some(j) = &journal_path {
         println!("journal: {}", j.display());
     }
+    if let Some(why) = &report.summary.error {
+        eprintln!("error: {why}");
+    }
+    let unfinished = report.summary.unfinished;
+    if unfinished > 0
+        && let Some(hint) = &spec.resume_hint
+    {
+        eprintln!("{unfinished} transactions are unfinished; continue with:\n  {hint}");
+    }
     log::logger().flush();
     session.rt.shutdown_timeout(Duration::from_millis(200));
     if session
         .interrupted
         .load(std::sync::atomic::Ordering::SeqCst)
+        && report.summary.error.is_none()
     {
-        return Ok(130);
+        return Ok(exit::INTERRUPTED);
     }
     Ok(report.exit_code())
 }

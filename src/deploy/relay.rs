@@ -265,6 +265,7 @@ mod tests {
             RunOutcome {
                 snapshot: Arc::new(last),
                 commitments: Vec::new(),
+                leaders: Vec::new(),
             }
         });
         let handle = EngineHandle {

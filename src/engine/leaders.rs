@@ -3,6 +3,13 @@
 //! Backoff lives here, per address, rather than in the transport: the engine decides where to
 //! send, so the engine must know which leaders to spare — and the simulator exercises the same
 //! logic as the real QUIC path.
+//!
+//! A leader is judged by its recent window of outcomes, not by the last one: a server that
+//! takes only part of our streams (Agave gives an unstaked peer 200 streams a second, counted
+//! in 100 ms windows) accepts some and stops or stalls the rest of the same window, so one
+//! accepted stream must not erase the backoff. A backoff deepens when failures of its kind come
+//! back within [`JUDGE_WINDOW`] of the previous one ending, and is forgotten only after a window
+//! without them.
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -14,8 +21,8 @@ use solana_pubkey::Pubkey;
 use tokio::time::Instant;
 
 use super::{
-    net::{LinkState, SendError},
-    snapshot::{ConnState, LeaderView},
+    net::{LinkState, SendError, StreamOutcome},
+    snapshot::{ConnState, LeaderStats, LeaderView, StreamCounts},
 };
 
 /// Slots per leader rotation on Solana clusters.
@@ -26,23 +33,36 @@ const SCHEDULE_FETCH: u64 = 400;
 const SCHEDULE_MARGIN: u64 = 100;
 /// Schedule kept behind the current slot, to attribute landings to leaders.
 const SCHEDULE_KEEP_BEHIND: u64 = 2_000;
-const BACKOFF_BASE: Duration = Duration::from_millis(100);
+/// How far back a leader's outcomes are judged: failures within this span of a backoff's end
+/// deepen the next one; a span without them forgets the level.
+pub const JUDGE_WINDOW: Duration = Duration::from_secs(1);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+/// How long the first backoff of each kind lasts (each repeat doubles it, up to 5 s). A
+/// throttle is brief by nature (the server's budget refills every 100 ms); a failed connection
+/// costs a handshake per retry; a timed-out send held a stream for the whole send timeout.
+fn backoff_base(kind: StreamOutcome) -> Option<Duration> {
+    match kind {
+        StreamOutcome::Throttled => Some(Duration::from_millis(100)),
+        StreamOutcome::Connection => Some(Duration::from_millis(500)),
+        StreamOutcome::Timeout => Some(Duration::from_secs(1)),
+        StreamOutcome::Accepted | StreamOutcome::Other => None,
+    }
+}
 
 /// A destination for one send.
 pub type Target = (Pubkey, Option<SocketAddr>);
 
 #[derive(Default, Clone, Copy)]
 struct Stats {
-    sent: u64,
-    send_errors: u64,
-    throttled: u64,
+    streams: StreamCounts,
     landed: u64,
 }
 
 struct Backoff {
     until: Instant,
     level: u32,
+    kind: StreamOutcome,
     reason: String,
 }
 
@@ -51,6 +71,8 @@ pub struct LeaderBook {
     schedule: BTreeMap<u64, Pubkey>,
     addrs: HashMap<Pubkey, SocketAddr>,
     stats: HashMap<Pubkey, Stats>,
+    /// Last TPU address each leader was sent to (for the report).
+    last_addr: HashMap<Pubkey, SocketAddr>,
     backoff: HashMap<SocketAddr, Backoff>,
     /// `--tpu`: every send goes here, whoever leads.
     pinned: Option<SocketAddr>,
@@ -70,6 +92,7 @@ impl LeaderBook {
             schedule: BTreeMap::new(),
             addrs: HashMap::new(),
             stats: HashMap::new(),
+            last_addr: HashMap::new(),
             backoff: HashMap::new(),
             pinned,
             pinned_identity: None,
@@ -203,51 +226,77 @@ impl LeaderBook {
             .min()
     }
 
-    pub fn on_sent(&mut self, leader: Pubkey) {
-        self.stats.entry(leader).or_default().sent += 1;
+    pub fn on_sent(&mut self, leader: Pubkey, addr: SocketAddr) {
+        self.stats.entry(leader).or_default().streams.sent += 1;
+        self.last_addr.insert(leader, addr);
     }
 
-    /// Feeds a send outcome into the leader's figures and backoff. Returns true when this
-    /// outcome counts as throttling.
+    /// Feeds one stream's outcome into the leader's figures and backoff. Returns the outcome's
+    /// kind, so the caller can react to throttling.
     pub fn on_result(
         &mut self,
         leader: Pubkey,
         addr: SocketAddr,
         result: &Result<(), SendError>,
         now: Instant,
-    ) -> bool {
-        let stats = self.stats.entry(leader).or_default();
-        match result {
-            Ok(()) => {
-                self.backoff.remove(&addr);
-                false
-            }
-            Err(err) => {
-                stats.send_errors += 1;
-                let throttle = matches!(err, SendError::Throttled(_) | SendError::Timeout(_));
-                if throttle {
-                    stats.throttled += 1;
-                }
-                // Sends already in flight when the backoff began fail together; they are one
-                // signal, not many, so the backoff deepens once per window.
-                if self.backoff.get(&addr).is_some_and(|b| b.until > now) {
-                    return throttle;
-                }
-                let level = self.backoff.get(&addr).map_or(0, |b| b.level + 1);
-                let delay = BACKOFF_BASE
-                    .saturating_mul(1u32 << level.min(16))
-                    .min(BACKOFF_MAX);
-                self.backoff.insert(
-                    addr,
-                    Backoff {
-                        until: now + delay,
-                        level,
-                        reason: err.to_string(),
-                    },
-                );
-                throttle
-            }
-        }
+    ) -> StreamOutcome {
+        let outcome = StreamOutcome::of(result);
+        self.stats
+            .entry(leader)
+            .or_default()
+            .streams
+            .record(outcome);
+        let (Err(err), Some(base)) = (result, backoff_base(outcome)) else {
+            // Success does not end a backoff: other streams of the same window may still be
+            // stopped. An unused backoff is forgotten after a clean window (below).
+            return outcome;
+        };
+        let level = match self.backoff.get(&addr) {
+            // Streams already in flight when the backoff began fail together: one signal.
+            Some(b) if b.until > now => return outcome,
+            // Failing again soon after the last backoff ended: deeper.
+            Some(b) if now.saturating_duration_since(b.until) < JUDGE_WINDOW => b.level + 1,
+            _ => 0,
+        };
+        let delay = base.saturating_mul(1u32 << level.min(16)).min(BACKOFF_MAX);
+        self.backoff.insert(
+            addr,
+            Backoff {
+                until: now + delay,
+                level,
+                kind: outcome,
+                reason: err.to_string(),
+            },
+        );
+        outcome
+    }
+
+    /// Forgets backoffs that ended a whole window ago, so the map does not grow with every
+    /// leader ever met.
+    pub fn expire_backoffs(&mut self, now: Instant) {
+        self.backoff
+            .retain(|_, b| now.saturating_duration_since(b.until) < JUDGE_WINDOW);
+    }
+
+    /// Every leader sent to in this run, with its figures, most streams first.
+    pub fn all_stats(&self) -> Vec<LeaderStats> {
+        let mut all: Vec<LeaderStats> = self
+            .stats
+            .iter()
+            .map(|(identity, s)| LeaderStats {
+                identity: *identity,
+                tpu_quic: self.last_addr.get(identity).copied(),
+                streams: s.streams,
+                landed: s.landed,
+            })
+            .collect();
+        all.sort_by(|a, b| {
+            b.streams
+                .sent
+                .cmp(&a.streams.sent)
+                .then(a.identity.cmp(&b.identity))
+        });
+        all
     }
 
     pub fn on_landed(&mut self, slot: u64) {
@@ -274,6 +323,7 @@ impl LeaderBook {
                     Some(addr) => match self.backoff.get(&addr) {
                         Some(b) if b.until > now => ConnState::BackingOff {
                             remaining_ms: (b.until - now).as_millis() as u64,
+                            kind: b.kind,
                             reason: b.reason.clone(),
                         },
                         _ => match link(addr) {
@@ -290,9 +340,7 @@ impl LeaderBook {
                     first_slot,
                     last_slot,
                     conn,
-                    sent: stats.sent,
-                    send_errors: stats.send_errors,
-                    throttled: stats.throttled,
+                    streams: stats.streams,
                     landed: stats.landed,
                 }
             })
@@ -338,7 +386,11 @@ mod tests {
         assert_eq!(t, vec![b, c]);
 
         let addr_b = SocketAddr::from(([127, 0, 0, 1], 9001));
-        assert!(book.on_result(b, addr_b, &Err(SendError::Throttled("stop".into())), now));
+        let stop = || Err(SendError::Throttled("stop".into()));
+        assert_eq!(
+            book.on_result(b, addr_b, &stop(), now),
+            StreamOutcome::Throttled
+        );
         let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
         assert_eq!(t, vec![c]);
         let views = book.views(now, |_| LinkState::Connected);
@@ -346,20 +398,75 @@ mod tests {
             views[0].conn.label(),
             "throttled, backing off 100 ms (throttled: stop)"
         );
-        // Failures of sends already in flight do not deepen it; the next failure after it
-        // ends doubles it; success clears it.
-        assert!(book.on_result(b, addr_b, &Err(SendError::Throttled("stop".into())), now));
+        // Failures of streams already in flight do not deepen it.
+        book.on_result(b, addr_b, &stop(), now);
         assert_eq!(
             book.next_backoff_end(now),
             Some(now + Duration::from_millis(100))
         );
+        // An accepted stream from the same window does not erase it...
         let later = now + Duration::from_millis(150);
-        assert!(book.on_result(b, addr_b, &Err(SendError::Throttled("stop".into())), later));
+        book.on_result(b, addr_b, &Ok(()), later);
+        // ...so the next throttle soon after it ended doubles it.
+        book.on_result(b, addr_b, &stop(), later);
         assert_eq!(
             book.next_backoff_end(later),
             Some(later + Duration::from_millis(200))
         );
-        book.on_result(b, addr_b, &Ok(()), now);
-        assert_eq!(book.targets(now).len(), 2);
+        // A clean window after the backoff forgets the level.
+        let much_later = later + Duration::from_millis(200) + JUDGE_WINDOW;
+        book.expire_backoffs(much_later);
+        assert_eq!(book.targets(much_later).len(), 2);
+        book.on_result(b, addr_b, &stop(), much_later);
+        assert_eq!(
+            book.next_backoff_end(much_later),
+            Some(much_later + Duration::from_millis(100))
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn each_failure_kind_backs_off_on_its_own_scale_and_is_counted_apart() {
+        let a = Pubkey::new_unique();
+        let mut book = book_with(&[a]);
+        let addr = SocketAddr::from(([127, 0, 0, 1], 9000));
+        let now = Instant::now();
+        book.on_sent(a, addr);
+        book.on_sent(a, addr);
+        book.on_sent(a, addr);
+        book.on_result(a, addr, &Err(SendError::Connection("refused".into())), now);
+        assert_eq!(
+            book.next_backoff_end(now),
+            Some(now + Duration::from_millis(500))
+        );
+        let t1 = now + Duration::from_secs(3);
+        book.on_result(
+            a,
+            addr,
+            &Err(SendError::Timeout(Duration::from_secs(5))),
+            t1,
+        );
+        assert_eq!(book.next_backoff_end(t1), Some(t1 + Duration::from_secs(1)));
+        let t2 = t1 + Duration::from_secs(3);
+        book.on_result(a, addr, &Err(SendError::Stream("reset".into())), t2);
+        assert_eq!(
+            book.next_backoff_end(t2),
+            None,
+            "other stream errors do not back off"
+        );
+        let stats = book.all_stats();
+        assert_eq!(stats.len(), 1);
+        let s = stats[0].streams;
+        assert_eq!(
+            (
+                s.sent,
+                s.accepted,
+                s.throttled,
+                s.connection,
+                s.timeout,
+                s.other
+            ),
+            (3, 0, 0, 1, 1, 1)
+        );
+        assert_eq!(stats[0].tpu_quic, Some(addr));
     }
 }

@@ -29,7 +29,11 @@ pub mod snapshot;
 pub mod store;
 mod sync;
 
-use std::{net::SocketAddr, sync::Arc, time::Duration};
+use std::{
+    net::SocketAddr,
+    sync::{Arc, OnceLock},
+    time::Duration,
+};
 
 use solana_hash::Hash;
 use solana_pubkey::Pubkey;
@@ -42,7 +46,7 @@ use tokio::{
 use crate::{config::Commitment, source::LoadedTx};
 use command::Command;
 use net::{Chain, Transport};
-use snapshot::{RateTarget, Snapshot};
+use snapshot::{LeaderStats, RateTarget, RunState, Snapshot};
 
 /// How a run behaves; every field has a CLI flag on `txpace send`.
 #[derive(Clone)]
@@ -71,6 +75,8 @@ pub struct EngineConfig {
     pub start_paused: bool,
     /// Every state change, as it happens, for the journal.
     pub facts: Option<mpsc::UnboundedSender<TxFact>>,
+    /// Set by the journal writer when it can no longer write: the engine then stops.
+    pub journal_failure: Option<Arc<OnceLock<String>>>,
     /// Signs expired transactions again (deploys, where txpace holds the signers).
     pub resigner: Option<Arc<dyn Resigner>>,
 }
@@ -149,6 +155,7 @@ impl EngineConfig {
             publish_interval: Duration::from_millis(100),
             start_paused: false,
             facts: None,
+            journal_failure: None,
             resigner: None,
         }
     }
@@ -160,6 +167,8 @@ pub struct RunOutcome {
     pub snapshot: Arc<Snapshot>,
     /// Highest commitment each transaction was seen at, by id.
     pub commitments: Vec<Option<Commitment>>,
+    /// Every leader sent to, with its stream outcomes and landings.
+    pub leaders: Vec<LeaderStats>,
 }
 
 /// A running engine: send it commands, watch its snapshots, await its outcome.
@@ -195,10 +204,47 @@ pub fn spawn_resumed(
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (mut engine, snapshots) = run::Engine::new(cfg, txs, chain, transport);
     engine.apply_prior(prior);
-    let task = tokio::spawn(engine.run(cmd_rx, slot_feed));
+    let publisher = engine.publisher();
+    let inner = tokio::spawn(engine.run(cmd_rx, slot_feed));
+    let task = tokio::spawn(supervise(inner, publisher));
     EngineHandle {
         commands: cmd_tx,
         snapshots,
         task,
+    }
+}
+
+/// Awaits the engine task. Should it panic, the last snapshot is published again as FAILED with
+/// the panic's message, so the dashboard never freezes on RUNNING and the report still says
+/// what happened to every transaction up to then.
+async fn supervise(
+    inner: JoinHandle<RunOutcome>,
+    publisher: Arc<watch::Sender<Arc<Snapshot>>>,
+) -> RunOutcome {
+    let err = match inner.await {
+        Ok(outcome) => return outcome,
+        Err(err) => err,
+    };
+    let reason = if err.is_panic() {
+        let payload = err.into_panic();
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_string());
+        format!("the engine crashed: {msg}")
+    } else {
+        "the engine task was cancelled".to_string()
+    };
+    log::error!("{reason}");
+    let mut snap = (**publisher.borrow()).clone();
+    snap.seq += 1;
+    snap.run = RunState::Failed(reason);
+    let snapshot = Arc::new(snap);
+    publisher.send_replace(snapshot.clone());
+    RunOutcome {
+        commitments: vec![None; snapshot.txs.len()],
+        leaders: Vec::new(),
+        snapshot,
     }
 }

@@ -41,7 +41,9 @@ pub struct ChainStatus {
 /// RPC reads the engine makes.
 pub trait Chain: Send + Sync + 'static {
     fn slot(&self) -> BoxFuture<'static, Result<u64, ChainError>>;
-    fn block_height(&self) -> BoxFuture<'static, Result<u64, ChainError>>;
+    /// The block height of the bank at `commitment`: `Processed` for the tip the header shows,
+    /// `Finalized` for expiry decisions, which no fork can undo.
+    fn block_height(&self, commitment: Commitment) -> BoxFuture<'static, Result<u64, ChainError>>;
     /// Leaders of `limit` consecutive slots from `start`.
     fn slot_leaders(
         &self,
@@ -52,21 +54,29 @@ pub trait Chain: Send + Sync + 'static {
     fn tpu_quic_addresses(
         &self,
     ) -> BoxFuture<'static, Result<HashMap<Pubkey, SocketAddr>, ChainError>>;
-    /// Statuses of at most 256 signatures, in order.
+    /// Statuses of at most 256 signatures, in order. Without `history` the node answers from
+    /// its status cache alone (about the last 300 slots); with it (`searchTransactionHistory`)
+    /// it also searches its ledger, which is slower but sees older landings.
     fn signature_statuses(
         &self,
         signatures: Vec<Signature>,
+        history: bool,
     ) -> BoxFuture<'static, Result<Vec<Option<ChainStatus>>, ChainError>>;
-    /// Whether a blockhash is still accepted by the cluster.
-    fn blockhash_valid(&self, hash: Hash) -> BoxFuture<'static, Result<bool, ChainError>>;
+    /// Whether the bank at `commitment` still accepts `hash`.
+    fn blockhash_valid(
+        &self,
+        hash: Hash,
+        commitment: Commitment,
+    ) -> BoxFuture<'static, Result<bool, ChainError>>;
     /// The newest blockhash and the last block height at which it is valid.
     fn latest_blockhash(&self) -> BoxFuture<'static, Result<(Hash, u64), ChainError>>;
     /// Whether `identity` has stake (for the header); `None` when unknown.
     fn is_staked(&self, identity: Pubkey) -> BoxFuture<'static, Result<bool, ChainError>>;
 }
 
-/// Why a send did not reach the leader. The variants drive per-leader backoff: throttling and
-/// connection failures back the leader off; a timeout alone does too once it repeats.
+/// Why a send did not reach the leader. Each kind backs the leader off in its own way (see
+/// `leaders::BackoffPolicy`): throttling briefly and often, connection failures and timeouts
+/// longer, since each retry costs a handshake or a stalled stream.
 #[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 pub enum SendError {
     #[error("send timed out after {0:?}")]
@@ -91,6 +101,34 @@ impl SendError {
             SendError::Throttled(_) => "throttled",
             SendError::Connection(_) => "connection",
             SendError::Stream(_) => "stream",
+        }
+    }
+}
+
+/// What became of one stream to one leader: the unit of the per-leader figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamOutcome {
+    /// The server acknowledged the whole stream.
+    Accepted,
+    /// The server limited us (stalled open, stopped stream, closed for exceeding limits).
+    Throttled,
+    /// Connecting failed or the connection was lost.
+    Connection,
+    /// No answer within the send timeout.
+    Timeout,
+    /// Any other stream failure.
+    Other,
+}
+
+impl StreamOutcome {
+    pub fn of(result: &Result<(), SendError>) -> Self {
+        match result {
+            Ok(()) => StreamOutcome::Accepted,
+            Err(SendError::Throttled(_)) => StreamOutcome::Throttled,
+            Err(SendError::Connection(_)) => StreamOutcome::Connection,
+            Err(SendError::Timeout(_)) => StreamOutcome::Timeout,
+            Err(SendError::Stream(_)) => StreamOutcome::Other,
         }
     }
 }

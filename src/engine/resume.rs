@@ -19,7 +19,9 @@ impl Engine {
             match p {
                 Prior::Sent { sends } => {
                     if self.store.restore_sends(id, sends, now).is_ok() {
-                        self.watch.insert(id);
+                        // Its landing may be older than the status cache reaches: the first
+                        // lookup searches the ledger too.
+                        self.history_watch.insert(id);
                         self.resends
                             .push(Reverse((now + self.cfg.resend_interval, id)));
                     }
@@ -105,11 +107,15 @@ impl Engine {
         }
         self.store.replace_signing(id, signature, wire, hash);
         self.expiry.release(old);
+        if !self.expiry.tracks(&old) {
+            self.by_hash.remove(&old);
+        }
         self.expiry.track(hash);
         self.by_hash.entry(hash).or_default().push(id);
         self.expiry.on_latest(hash, last_valid);
-        self.store.set_last_valid_block_height(id, last_valid);
+        self.store.set_last_valid_block_height(id, last_valid, true);
         self.watch.remove(&id);
+        self.history_watch.remove(&id);
         self.fresh.push_front(id);
         self.fact(super::TxFact::Resigned {
             id,

@@ -78,9 +78,12 @@ impl Chain for RpcChain {
         })
     }
 
-    fn block_height(&self) -> BoxFuture<'static, Result<u64, ChainError>> {
+    fn block_height(&self, commitment: Commitment) -> BoxFuture<'static, Result<u64, ChainError>> {
+        let commitment = CommitmentConfig {
+            commitment: commitment.level(),
+        };
         self.call(move |c, s| async move {
-            c.get_block_height_with_commitment(CommitmentConfig::processed())
+            c.get_block_height_with_commitment(commitment)
                 .await
                 .map_err(|e| s.err("getBlockHeight", e))
         })
@@ -125,12 +128,15 @@ impl Chain for RpcChain {
     fn signature_statuses(
         &self,
         signatures: Vec<Signature>,
+        history: bool,
     ) -> BoxFuture<'static, Result<Vec<Option<ChainStatus>>, ChainError>> {
         self.call(move |c, s| async move {
-            let resp = c
-                .get_signature_statuses(&signatures)
-                .await
-                .map_err(|e| s.err("getSignatureStatuses", e))?;
+            let resp = if history {
+                c.get_signature_statuses_with_history(&signatures).await
+            } else {
+                c.get_signature_statuses(&signatures).await
+            }
+            .map_err(|e| s.err("getSignatureStatuses", e))?;
             Ok(resp
                 .value
                 .into_iter()
@@ -145,9 +151,16 @@ impl Chain for RpcChain {
         })
     }
 
-    fn blockhash_valid(&self, hash: Hash) -> BoxFuture<'static, Result<bool, ChainError>> {
+    fn blockhash_valid(
+        &self,
+        hash: Hash,
+        commitment: Commitment,
+    ) -> BoxFuture<'static, Result<bool, ChainError>> {
+        let commitment = CommitmentConfig {
+            commitment: commitment.level(),
+        };
         self.call(move |c, s| async move {
-            c.is_blockhash_valid(&hash, CommitmentConfig::processed())
+            c.is_blockhash_valid(&hash, commitment)
                 .await
                 .map_err(|e| s.err("isBlockhashValid", e))
         })

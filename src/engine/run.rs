@@ -22,7 +22,7 @@ use super::{
     leaders::LeaderBook,
     maxrate::{self, MaxRate},
     meter::Meter,
-    net::{Chain, SendError, Transport},
+    net::{Chain, SendError, StreamOutcome, Transport},
     pacer::Pacer,
     snapshot::{ClusterView, RateTarget, RateView, RunState, Snapshot},
     store::TxStore,
@@ -33,6 +33,8 @@ use crate::{config::Commitment, source::LoadedTx};
 pub(super) enum Update {
     SendDone {
         id: u32,
+        /// The send-log index of this send's first stream: names the send's round.
+        round: usize,
         log_index: usize,
         leader: solana_pubkey::Pubkey,
         addr: SocketAddr,
@@ -62,14 +64,22 @@ pub(super) struct Engine {
     pub(super) fresh: VecDeque<u32>,
     /// (due, id): the next resend of each sent, unfinished transaction.
     pub(super) resends: BinaryHeap<Reverse<(Instant, u32)>>,
-    /// Sent (or expiring) unfinished transactions the confirmer asks about.
+    /// Sent unfinished transactions the confirmer asks the status cache about.
     pub(super) watch: BTreeSet<u32>,
+    /// Transactions whose next lookup must search the ledger too: resumed ones, and those
+    /// whose blockhash or deadline is past (the last word before Expired).
+    pub(super) history_watch: BTreeSet<u32>,
+    /// Streams of each transaction send still in flight, and whether one was accepted, by
+    /// (id, round): a send reached no leader only when every stream failed.
+    rounds: HashMap<(u32, usize), (usize, bool)>,
     pub(super) by_hash: HashMap<Hash, Vec<u32>>,
     pub(super) commitments: Vec<Option<Commitment>>,
     pub(super) sync: super::sync::SyncState,
     pub(super) updates: mpsc::UnboundedSender<Update>,
     updates_rx: Option<mpsc::UnboundedReceiver<Update>>,
-    snapshot_tx: watch::Sender<Arc<Snapshot>>,
+    /// Shared with the supervisor in [`super::spawn_resumed`], which publishes FAILED if this
+    /// task panics.
+    snapshot_tx: Arc<watch::Sender<Arc<Snapshot>>>,
     seq: u64,
     pub(super) start: Instant,
 }
@@ -108,18 +118,22 @@ impl Engine {
             fresh: (0..n as u32).collect(),
             resends: BinaryHeap::new(),
             watch: BTreeSet::new(),
+            history_watch: BTreeSet::new(),
+            rounds: HashMap::new(),
             by_hash,
             commitments: vec![None; n],
             sync: Default::default(),
             updates,
             updates_rx: Some(updates_rx),
-            snapshot_tx: watch::channel(Arc::new(Snapshot::blank(
-                String::new(),
-                "confirmed",
-                solana_pubkey::Pubkey::default(),
-                RateTarget::Fixed(0.0),
-            )))
-            .0,
+            snapshot_tx: Arc::new(
+                watch::channel(Arc::new(Snapshot::blank(
+                    String::new(),
+                    "confirmed",
+                    solana_pubkey::Pubkey::default(),
+                    RateTarget::Fixed(0.0),
+                )))
+                .0,
+            ),
             seq: 0,
             start,
             store,
@@ -132,8 +146,23 @@ impl Engine {
         };
         let first = engine.build_snapshot();
         let (tx, rx) = watch::channel(Arc::new(first));
-        engine.snapshot_tx = tx;
+        engine.snapshot_tx = Arc::new(tx);
         (engine, rx)
+    }
+
+    /// The snapshot channel, for the supervisor.
+    pub(super) fn publisher(&self) -> Arc<watch::Sender<Arc<Snapshot>>> {
+        self.snapshot_tx.clone()
+    }
+
+    /// Ends the run on an error it cannot continue from; the dashboard shows FAILED with
+    /// `reason` and the report's outcome is `failed`.
+    pub(super) fn fail(&mut self, reason: String) {
+        if self.run.is_over() {
+            return;
+        }
+        log::error!("engine failed: {reason}");
+        self.run = RunState::Failed(reason);
     }
 
     pub(super) async fn run(
@@ -209,6 +238,7 @@ impl Engine {
         RunOutcome {
             snapshot: self.snapshot_tx.borrow().clone(),
             commitments: self.commitments.clone(),
+            leaders: self.leaders.all_stats(),
         }
     }
 
@@ -283,7 +313,10 @@ impl Engine {
             if rec.state.is_final() {
                 continue;
             }
-            let hash_dead = !rec.durable_nonce && self.expiry.said_invalid(&rec.blockhash);
+            let hash_dead = !rec.durable_nonce
+                && self
+                    .expiry
+                    .resend_pointless(&rec.blockhash, self.sync.block_height);
             // Landed below the commitment, about to be declared expired, or the RPC is out so
             // nobody knows whether it landed: wait, and let first sends have the pace.
             if rec.seen_slot.is_some() || hash_dead || self.sync.health.is_some() {
@@ -294,19 +327,65 @@ impl Engine {
             return Some(id);
         }
         // A never-sent transaction may have finished already (expired, or landed through
-        // someone else): skip it.
+        // someone else): skip it. One whose blockhash the cluster no longer takes waits with
+        // the resends instead of spending the pace (it expires once that is final).
         while let Some(id) = self.fresh.pop_front() {
-            if self.store.record(id).is_some_and(|r| !r.state.is_final()) {
-                return Some(id);
+            let Some(rec) = self.store.record(id) else {
+                continue;
+            };
+            if rec.state.is_final() {
+                continue;
             }
+            if !rec.durable_nonce
+                && self
+                    .expiry
+                    .resend_pointless(&rec.blockhash, self.sync.block_height)
+            {
+                self.resends
+                    .push(Reverse((now + self.cfg.resend_interval, id)));
+                continue;
+            }
+            return Some(id);
         }
         None
     }
 
-    pub(super) fn fact(&self, fact: super::TxFact) {
-        if let Some(tx) = &self.cfg.facts {
-            let _ = tx.send(fact);
+    /// Hands a fact to the journal. A journal that can no longer be written ends the run: a
+    /// run that carried on would not be resumable, and the user would not know.
+    pub(super) fn fact(&mut self, fact: super::TxFact) {
+        let sent = self
+            .cfg
+            .facts
+            .as_ref()
+            .is_none_or(|tx| tx.send(fact).is_ok());
+        if !sent {
+            self.journal_failed();
         }
+    }
+
+    /// Checks the journal writer's health (it may fail on a sync with no new fact to send).
+    pub(super) fn check_journal(&mut self) {
+        if self
+            .cfg
+            .journal_failure
+            .as_ref()
+            .is_some_and(|f| f.get().is_some())
+        {
+            self.journal_failed();
+        }
+    }
+
+    fn journal_failed(&mut self) {
+        let why = self
+            .cfg
+            .journal_failure
+            .as_ref()
+            .and_then(|f| f.get().cloned())
+            .unwrap_or_else(|| "its writer stopped".to_string());
+        self.fail(format!(
+            "the journal can no longer be written ({why}); stopped sending so that the run stays \
+             resumable from what is on disk"
+        ));
     }
 
     /// Sends every transaction whose pacer slot has come, up to [`SENDS_PER_WAKE`]: when the
@@ -343,9 +422,14 @@ impl Engine {
         let Some(wire) = self.store.record(id).map(|r| r.wire.clone()) else {
             return true;
         };
+        let streams = targets.iter().filter(|(_, a)| a.is_some()).count();
+        if streams > 0 {
+            self.rounds.insert((id, first_log), (streams, false));
+        }
         for (i, (leader, addr)) in targets.into_iter().enumerate() {
             let Some(addr) = addr else { continue };
-            self.leaders.on_sent(leader);
+            self.leaders.on_sent(leader, addr);
+            self.store.record_stream_sent();
             let send = self.transport.send(addr, wire.clone());
             let timeout = self.cfg.send_timeout;
             let updates = self.updates.clone();
@@ -356,6 +440,7 @@ impl Engine {
                 };
                 let _ = updates.send(Update::SendDone {
                     id,
+                    round: first_log,
                     log_index: first_log + i,
                     leader,
                     addr,
@@ -370,23 +455,45 @@ impl Engine {
         match update {
             Update::SendDone {
                 id,
+                round,
                 log_index,
                 leader,
                 addr,
                 result,
             } => {
                 let now = Instant::now();
-                if let Err(err) = &result {
-                    self.store
-                        .record_send_error(id, log_index, &err.to_string());
+                let outcome = self.leaders.on_result(leader, addr, &result, now);
+                let error = result.as_ref().err().map(|e| e.to_string());
+                if let Some(err) = &error {
                     log::debug!("send to {leader} at {addr} failed: {err}");
                 }
-                let throttled = self.leaders.on_result(leader, addr, &result, now);
-                if throttled && let Some(m) = self.maxrate.as_mut() {
+                self.store
+                    .record_stream_result(id, log_index, outcome, error.as_deref());
+                self.on_round_result(id, round, result.is_ok());
+                if outcome == StreamOutcome::Throttled
+                    && let Some(m) = self.maxrate.as_mut()
+                {
                     m.on_throttle();
                 }
             }
             Update::Chain(update) => self.on_chain(update),
+        }
+    }
+
+    /// One stream of a send finished: when it was the send's last, and none was accepted, the
+    /// send reached no leader.
+    fn on_round_result(&mut self, id: u32, round: usize, accepted: bool) {
+        let Some((left, any)) = self.rounds.get_mut(&(id, round)) else {
+            return;
+        };
+        *left -= 1;
+        *any |= accepted;
+        if *left == 0 {
+            let reached = *any;
+            self.rounds.remove(&(id, round));
+            if !reached {
+                self.store.record_failed_send();
+            }
         }
     }
 

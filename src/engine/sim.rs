@@ -1,7 +1,13 @@
 //! A simulated cluster and transport for engine tests under tokio's paused clock: slots advance
 //! every 400 ms of virtual time, leaders rotate every 4 slots, and each transaction's fate
-//! (dropped sends, an execution error, never landing) and each leader's behaviour (throttling)
-//! is scripted. Deterministic, and a minute of chain time runs in milliseconds.
+//! (dropped sends, an execution error, never landing) and each leader's behaviour is scripted.
+//! Deterministic, and a minute of chain time runs in milliseconds.
+//!
+//! It is as unkind as real servers: a leader can throttle every stream or only those beyond a
+//! per-second budget (as Agave's QUIC server does to unstaked peers, in 100 ms windows), a send
+//! can hang until the engine's timeout, the status cache can forget landings older than a number
+//! of slots (only a history search still finds them), and the finalized bank trails the tip by
+//! [`FINALITY_LAG`] blocks, so a fresh blockhash is not yet valid there.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -22,6 +28,10 @@ use crate::{config::Commitment, source::LoadedTx};
 pub const SLOT: Duration = Duration::from_millis(400);
 /// Network latency of a simulated send.
 const SEND_LATENCY: Duration = Duration::from_millis(2);
+/// Blocks between the tip and the finalized bank (a root trails by about 32 slots).
+pub const FINALITY_LAG: u64 = 32;
+/// Agave counts an unstaked peer's stream budget in windows of this length.
+const THROTTLE_WINDOW: Duration = Duration::from_millis(100);
 
 /// Scripted fate of one transaction.
 #[derive(Clone, Debug, Default)]
@@ -54,6 +64,14 @@ struct State {
     /// What `getLatestBlockhash` answers: the last added blockhash.
     latest: Option<(Hash, u64)>,
     throttling: HashSet<SocketAddr>,
+    /// Streams per second a leader accepts; the rest of each 100 ms window's are stopped.
+    stream_limits: HashMap<SocketAddr, u32>,
+    /// (window index, streams accepted in it) per limited leader.
+    windows: HashMap<SocketAddr, (u64, u32)>,
+    /// Leaders whose sends never complete.
+    hanging: HashSet<SocketAddr>,
+    /// Landings older than this many slots are gone from the status cache.
+    status_cache_slots: Option<u64>,
     rpc_down: bool,
     log: Vec<SimSend>,
 }
@@ -92,6 +110,13 @@ impl SimCluster {
     /// Block height tracks the slot one-to-one (no skipped slots).
     pub fn height_now(&self) -> u64 {
         self.slot_now()
+    }
+
+    fn height_at(&self, commitment: Commitment) -> u64 {
+        match commitment {
+            Commitment::Finalized => self.height_now().saturating_sub(FINALITY_LAG),
+            _ => self.height_now(),
+        }
     }
 
     pub fn leader_at(&self, slot: u64) -> Pubkey {
@@ -143,6 +168,37 @@ impl SimCluster {
         } else {
             s.throttling.remove(&addr);
         }
+    }
+
+    /// Accept at most `per_second` streams from us (in 100 ms windows) and stop the rest;
+    /// `None` lifts the limit.
+    pub fn set_stream_limit(&self, addr: SocketAddr, per_second: Option<u32>) {
+        let mut s = self.lock();
+        match per_second {
+            Some(k) => s.stream_limits.insert(addr, k),
+            None => s.stream_limits.remove(&addr),
+        };
+    }
+
+    /// Sends to `addr` never complete while on (the engine's send timeout must end them).
+    pub fn set_hanging(&self, addr: SocketAddr, on: bool) {
+        let mut s = self.lock();
+        if on {
+            s.hanging.insert(addr);
+        } else {
+            s.hanging.remove(&addr);
+        }
+    }
+
+    /// The status cache keeps landings for `slots` slots; older ones are found only by a
+    /// history search, as on a real node (about 300 slots there).
+    pub fn set_status_cache_slots(&self, slots: u64) {
+        self.lock().status_cache_slots = Some(slots);
+    }
+
+    /// The landed slot of a signature, as a history search would find it.
+    pub fn landed_slot(&self, sig: &Signature) -> Option<u64> {
+        self.lock().landed.get(sig).map(|(slot, _)| *slot)
     }
 
     pub fn set_rpc_down(&self, down: bool) {
@@ -200,9 +256,12 @@ impl SimCluster {
         .boxed()
     }
 
-    fn status_of(&self, sig: &Signature, slot_now: u64) -> Option<ChainStatus> {
+    fn status_of(&self, sig: &Signature, slot_now: u64, history: bool) -> Option<ChainStatus> {
         let s = self.lock();
         let (slot, err) = s.landed.get(sig)?;
+        if !history && s.status_cache_slots.is_some_and(|n| slot_now > slot + n) {
+            return None;
+        }
         let commitment = if slot_now >= slot + 32 {
             Commitment::Finalized
         } else if slot_now > *slot {
@@ -225,7 +284,20 @@ impl SimCluster {
         let Some(sig) = wire.get(1..65).and_then(|b| Signature::try_from(b).ok()) else {
             return Err(SendError::Stream("malformed".into()));
         };
-        if s.throttling.contains(&addr) {
+        let window = (at.as_nanos() / THROTTLE_WINDOW.as_nanos()) as u64;
+        let over_budget = match s.stream_limits.get(&addr).copied() {
+            Some(per_second) => {
+                let budget = per_second.div_ceil(10);
+                let w = s.windows.entry(addr).or_insert((window, 0));
+                if w.0 != window {
+                    *w = (window, 0);
+                }
+                w.1 += 1;
+                w.1 > budget
+            }
+            None => false,
+        };
+        if s.throttling.contains(&addr) || over_budget {
             s.log.push(SimSend {
                 at,
                 addr,
@@ -266,8 +338,8 @@ impl Chain for SimCluster {
         self.rpc("getSlot", |c| c.slot_now())
     }
 
-    fn block_height(&self) -> BoxFuture<'static, Result<u64, ChainError>> {
-        self.rpc("getBlockHeight", |c| c.height_now())
+    fn block_height(&self, commitment: Commitment) -> BoxFuture<'static, Result<u64, ChainError>> {
+        self.rpc("getBlockHeight", move |c| c.height_at(commitment))
     }
 
     fn slot_leaders(
@@ -294,17 +366,30 @@ impl Chain for SimCluster {
     fn signature_statuses(
         &self,
         signatures: Vec<Signature>,
+        history: bool,
     ) -> BoxFuture<'static, Result<Vec<Option<ChainStatus>>, ChainError>> {
         self.rpc("getSignatureStatuses", move |c| {
             let slot = c.slot_now();
-            signatures.iter().map(|s| c.status_of(s, slot)).collect()
+            signatures
+                .iter()
+                .map(|s| c.status_of(s, slot, history))
+                .collect()
         })
     }
 
-    fn blockhash_valid(&self, hash: Hash) -> BoxFuture<'static, Result<bool, ChainError>> {
+    /// A registered blockhash was produced at `last_valid - 150` and is valid in banks from
+    /// that height through `last_valid`; unregistered ones are always valid.
+    fn blockhash_valid(
+        &self,
+        hash: Hash,
+        commitment: Commitment,
+    ) -> BoxFuture<'static, Result<bool, ChainError>> {
         self.rpc("isBlockhashValid", move |c| {
             let lv = c.lock().blockhashes.get(&hash).copied();
-            lv.is_none_or(|lv| c.height_now() <= lv)
+            let h = c.height_at(commitment);
+            lv.is_none_or(|lv| {
+                lv.saturating_sub(super::expiry::BLOCKHASH_VALID_BLOCKS) <= h && h <= lv
+            })
         })
     }
 
@@ -325,6 +410,9 @@ impl Transport for SimCluster {
         let me = self.clone();
         async move {
             tokio::time::sleep(SEND_LATENCY).await;
+            if me.lock().hanging.contains(&addr) {
+                std::future::pending::<()>().await;
+            }
             if me.leader_of_addr(addr).is_none() {
                 return Err(SendError::Connection("no such node".into()));
             }

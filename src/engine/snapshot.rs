@@ -11,7 +11,10 @@ use serde::Serialize;
 use solana_pubkey::Pubkey;
 use solana_signature::Signature;
 
-use super::lifecycle::{Queue, TxState};
+use super::{
+    lifecycle::{Queue, TxState},
+    net::StreamOutcome,
+};
 
 /// Whether the engine is sending, and why not when it isn't.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -69,10 +72,13 @@ pub enum ConnState {
     Idle,
     Connecting,
     Connected,
-    /// The leader throttled or refused us; no sends to it until the backoff ends.
+    /// The leader throttled us, refused a connection or let sends time out; no sends to it
+    /// until the backoff ends.
     BackingOff {
         /// Time left in the backoff when the snapshot was taken.
         remaining_ms: u64,
+        /// What started it: throttled, connection or timeout.
+        kind: StreamOutcome,
         reason: String,
     },
     /// The last attempt failed; the next send will retry.
@@ -91,8 +97,16 @@ impl ConnState {
             ConnState::Connected => "connected".into(),
             ConnState::BackingOff {
                 remaining_ms,
+                kind,
                 reason,
-            } => format!("throttled, backing off {remaining_ms} ms ({reason})"),
+            } => {
+                let why = match kind {
+                    StreamOutcome::Connection => "connection failing",
+                    StreamOutcome::Timeout => "sends timing out",
+                    _ => "throttled",
+                };
+                format!("{why}, backing off {remaining_ms} ms ({reason})")
+            }
             ConnState::Failed { reason } => format!("failed: {reason}"),
             ConnState::NoAddress => "no TPU address".into(),
         }
@@ -109,9 +123,54 @@ pub struct LeaderView {
     pub first_slot: u64,
     pub last_slot: u64,
     pub conn: ConnState,
+    /// Streams sent to it and what became of them.
+    pub streams: StreamCounts,
+    /// Transactions that landed in its slots.
+    pub landed: u64,
+}
+
+/// Streams to leaders — one per transaction send per leader it went to — and what became of
+/// them. "Sent" minus the outcomes is what is still in flight.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StreamCounts {
     pub sent: u64,
-    pub send_errors: u64,
+    pub accepted: u64,
     pub throttled: u64,
+    /// Connecting failed or the connection was lost.
+    pub connection: u64,
+    /// No answer within the send timeout.
+    pub timeout: u64,
+    /// Any other stream failure.
+    pub other: u64,
+}
+
+impl StreamCounts {
+    pub fn record(&mut self, outcome: StreamOutcome) {
+        let n = match outcome {
+            StreamOutcome::Accepted => &mut self.accepted,
+            StreamOutcome::Throttled => &mut self.throttled,
+            StreamOutcome::Connection => &mut self.connection,
+            StreamOutcome::Timeout => &mut self.timeout,
+            StreamOutcome::Other => &mut self.other,
+        };
+        *n += 1;
+    }
+
+    /// Streams that did not reach the leader, whatever the reason.
+    pub fn failed(&self) -> u64 {
+        self.throttled + self.connection + self.timeout + self.other
+    }
+}
+
+/// One leader's figures over the whole run, for the report.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LeaderStats {
+    #[serde(serialize_with = "ser_display")]
+    pub identity: Pubkey,
+    /// The TPU address it was last sent to.
+    pub tpu_quic: Option<SocketAddr>,
+    pub streams: StreamCounts,
+    /// Transactions that landed in its slots.
     pub landed: u64,
 }
 
@@ -162,6 +221,9 @@ pub struct TxView {
     /// Last block height at which its blockhash is valid; `None` for durable-nonce transactions
     /// and before the engine has learned it.
     pub last_valid_block_height: Option<u64>,
+    /// The height above is exact (the cluster named it); otherwise it is an upper bound and
+    /// is shown as an estimate.
+    pub last_valid_exact: bool,
     /// Uses a durable nonce: never expires by blockhash.
     pub durable_nonce: bool,
     #[serde(serialize_with = "ser_opt_display")]
@@ -190,9 +252,14 @@ pub struct Counts {
     pub confirmed: u64,
     pub failed: u64,
     pub expired: u64,
-    /// Network sends (first sends and resends, all targets).
+    /// Transaction sends: first sends and resends, one per transaction per pacer slot,
+    /// however many leaders each went to.
     pub sends: u64,
+    /// Transaction sends that reached no leader (every stream of the send failed). The same
+    /// unit as `sends`.
     pub send_errors: u64,
+    /// Streams to leaders (a send to two leaders is two streams) and their outcomes.
+    pub streams: StreamCounts,
 }
 
 impl Counts {

@@ -10,6 +10,7 @@ use tokio::time::Instant;
 
 use super::{
     lifecycle::{self, LifecycleError, Queue, Transition, TxEvent, TxState},
+    net::StreamOutcome,
     snapshot::{Counts, SendRecord, StatusRecord, TxView},
 };
 use crate::source::LoadedTx;
@@ -67,6 +68,7 @@ impl TxStore {
                 landed_slot: None,
                 time_to_land: None,
                 last_valid_block_height: None,
+                last_valid_exact: false,
                 durable_nonce: tx.durable_nonce,
                 last_leader: None,
                 last_error: None,
@@ -248,9 +250,23 @@ impl TxStore {
         Ok(())
     }
 
-    /// Fills in a failed send's error.
-    pub fn record_send_error(&mut self, id: u32, log_index: usize, error: &str) {
-        self.counts.send_errors += 1;
+    /// Counts one stream handed to the transport (a send to one leader).
+    pub fn record_stream_sent(&mut self) {
+        self.counts.streams.sent += 1;
+    }
+
+    /// Records one stream's outcome; a failure's reason goes into the send log.
+    pub fn record_stream_result(
+        &mut self,
+        id: u32,
+        log_index: usize,
+        outcome: StreamOutcome,
+        error: Option<&str>,
+    ) {
+        self.counts.streams.record(outcome);
+        let Some(error) = error else {
+            return;
+        };
         if let Some(view) = self.views.get_mut(id as usize) {
             if let Some(entry) = Arc::make_mut(&mut view.send_log).get_mut(log_index) {
                 entry.error = Some(error.to_string());
@@ -259,6 +275,11 @@ impl TxStore {
                 view.last_error = Some(error.into());
             }
         }
+    }
+
+    /// A transaction send none of whose streams was accepted.
+    pub fn record_failed_send(&mut self) {
+        self.counts.send_errors += 1;
     }
 
     /// Notes that the chain has the transaction below the requested commitment.
@@ -298,6 +319,7 @@ impl TxStore {
             view.signature = signature;
             view.resigns += 1;
             view.last_valid_block_height = None;
+            view.last_valid_exact = false;
             view.landed_slot = None;
         }
     }
@@ -313,11 +335,12 @@ impl TxStore {
         latency
     }
 
-    pub fn set_last_valid_block_height(&mut self, id: u32, height: u64) {
+    pub fn set_last_valid_block_height(&mut self, id: u32, height: u64, exact: bool) {
         if let Some(view) = self.views.get_mut(id as usize)
-            && view.last_valid_block_height != Some(height)
+            && (view.last_valid_block_height, view.last_valid_exact) != (Some(height), exact)
         {
             view.last_valid_block_height = Some(height);
+            view.last_valid_exact = exact;
         }
     }
 }

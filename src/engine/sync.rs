@@ -12,12 +12,18 @@ use super::{
     net::{ChainError, ChainStatus},
     run::{Engine, Update},
 };
+use crate::config::Commitment;
 
 /// Largest batch `getSignatureStatuses` takes.
 pub const STATUS_BATCH: usize = 256;
 /// Status batches in flight per round; beyond that, the next round continues where this stopped.
 const STATUS_BATCHES_PER_ROUND: usize = 8;
 const VALIDITY_CHECKS_PER_ROUND: usize = 16;
+/// History lookups are slower for the node (they read its ledger): fewer per round.
+const HISTORY_BATCHES_PER_ROUND: usize = 2;
+/// An RPC that has never answered for this long fails the run: the URL is most likely wrong,
+/// and a user should hear so rather than watch a run that can never start.
+pub const RPC_NEVER_REACHABLE: Duration = Duration::from_secs(20);
 const NODES_REFRESH: Duration = Duration::from_secs(30);
 /// A websocket slot feed quieter than this is treated as down, and `getSlot` is polled.
 const FEED_STALE: Duration = Duration::from_millis(1_500);
@@ -25,6 +31,7 @@ const FEED_STALE: Duration = Duration::from_millis(1_500);
 pub(super) enum ChainUpdate {
     Slot(Result<u64, ChainError>),
     Height(Result<u64, ChainError>),
+    FinalHeight(Result<u64, ChainError>),
     Latest(Result<(Hash, u64), ChainError>),
     Schedule {
         start: u64,
@@ -35,12 +42,21 @@ pub(super) enum ChainUpdate {
     Statuses {
         asked: Instant,
         ids: Vec<u32>,
+        /// Asked with `searchTransactionHistory`.
+        history: bool,
         result: Result<Vec<Option<ChainStatus>>, ChainError>,
     },
-    Validity {
+    /// The tip's (processed) view of a blockhash; `height` is the highest tip height seen when
+    /// asked.
+    TipValidity {
         hash: Hash,
-        asked: Instant,
         height: u64,
+        result: Result<bool, ChainError>,
+    },
+    /// The finalized bank's view; `final_height` is the finalized height known when asked.
+    FinalValidity {
+        hash: Hash,
+        final_height: u64,
         result: Result<bool, ChainError>,
     },
 }
@@ -49,6 +65,7 @@ pub(super) enum ChainUpdate {
 struct Inflight {
     slot: bool,
     height: bool,
+    final_height: bool,
     latest: bool,
     schedule: bool,
     nodes: bool,
@@ -59,7 +76,12 @@ struct Inflight {
 
 #[derive(Default)]
 pub(super) struct SyncState {
+    /// The tip's (processed) block height, highest seen.
     pub block_height: u64,
+    /// The finalized block height, highest seen: expiry is decided against it.
+    pub final_height: u64,
+    /// Some RPC call has succeeded in this run.
+    pub reached: bool,
     pub staked: Option<bool>,
     pub health: Option<String>,
     pub deadline_passed: Option<Instant>,
@@ -118,7 +140,17 @@ impl Engine {
         if !s.inflight.height {
             s.inflight.height = true;
             let c = chain.clone();
-            self.spawn_chain(async move { ChainUpdate::Height(c.block_height().await) });
+            self.spawn_chain(async move {
+                ChainUpdate::Height(c.block_height(Commitment::Processed).await)
+            });
+        }
+        let s = &mut self.sync;
+        if !s.inflight.final_height {
+            s.inflight.final_height = true;
+            let c = chain.clone();
+            self.spawn_chain(async move {
+                ChainUpdate::FinalHeight(c.block_height(Commitment::Finalized).await)
+            });
         }
         let s = &mut self.sync;
         if !s.inflight.latest {
@@ -141,9 +173,26 @@ impl Engine {
             self.spawn_chain(async move { ChainUpdate::Nodes(c.tpu_quic_addresses().await) });
         }
         self.transport.prepare(&self.leaders.prepare_list());
+        self.leaders.expire_backoffs(now);
+        self.check_journal();
         self.check_deadline(now);
+        self.check_reachable(now);
         self.poll_statuses(now);
         self.poll_validity(now);
+    }
+
+    /// Fails the run when the RPC has never answered within [`RPC_NEVER_REACHABLE`]. An RPC that
+    /// answered once and then went away is an outage, and the run waits it out.
+    fn check_reachable(&mut self, now: Instant) {
+        if self.sync.reached || now - self.start < RPC_NEVER_REACHABLE {
+            return;
+        }
+        let why = self.sync.health.clone().unwrap_or_default();
+        self.fail(format!(
+            "the RPC at {} has not answered in {} s: {why}",
+            self.cfg.rpc_url_display,
+            RPC_NEVER_REACHABLE.as_secs()
+        ));
     }
 
     fn check_deadline(&mut self, now: Instant) {
@@ -159,13 +208,24 @@ impl Engine {
                 && rec.durable_nonce
                 && !rec.state.is_final()
             {
-                self.watch.insert(id);
+                self.history_watch.insert(id);
             }
         }
     }
 
     fn poll_statuses(&mut self, now: Instant) {
-        if self.sync.inflight.statuses > 0 || self.watch.is_empty() {
+        if self.sync.inflight.statuses > 0 {
+            return;
+        }
+        // Lookups with history first: they decide expiries and resumed transactions.
+        let ids: Vec<u32> = self
+            .history_watch
+            .iter()
+            .take(STATUS_BATCH * HISTORY_BATCHES_PER_ROUND)
+            .copied()
+            .collect();
+        self.ask_statuses(ids, true, now);
+        if self.watch.is_empty() {
             return;
         }
         let cap = STATUS_BATCH * STATUS_BATCHES_PER_ROUND;
@@ -186,6 +246,10 @@ impl Engine {
             ids.extend(wrap);
         }
         self.sync.status_cursor = ids.last().map_or(0, |l| l.wrapping_add(1));
+        self.ask_statuses(ids, false, now);
+    }
+
+    fn ask_statuses(&mut self, ids: Vec<u32>, history: bool, now: Instant) {
         for chunk in ids.chunks(STATUS_BATCH) {
             let ids = chunk.to_vec();
             let sigs = ids
@@ -195,16 +259,19 @@ impl Engine {
             self.sync.inflight.statuses += 1;
             let c = self.chain.clone();
             self.spawn_chain(async move {
-                let result = c.signature_statuses(sigs).await;
+                let result = c.signature_statuses(sigs, history).await;
                 ChainUpdate::Statuses {
                     asked: now,
                     ids,
+                    history,
                     result,
                 }
             });
         }
     }
 
+    /// Asks the tip about blockhashes due a check, and the finalized bank about those the tip
+    /// calls invalid and no height bounds yet.
     fn poll_validity(&mut self, now: Instant) {
         let height = self.sync.block_height;
         if height == 0 || self.sync.inflight.validity > 0 {
@@ -214,11 +281,29 @@ impl Engine {
             self.sync.inflight.validity += 1;
             let c = self.chain.clone();
             self.spawn_chain(async move {
-                let result = c.blockhash_valid(hash).await;
-                ChainUpdate::Validity {
+                let result = c.blockhash_valid(hash, Commitment::Processed).await;
+                ChainUpdate::TipValidity {
                     hash,
-                    asked: now,
                     height,
+                    result,
+                }
+            });
+        }
+        let final_height = self.sync.final_height;
+        if final_height == 0 {
+            return;
+        }
+        for hash in self
+            .expiry
+            .final_check_candidates(final_height, VALIDITY_CHECKS_PER_ROUND)
+        {
+            self.sync.inflight.validity += 1;
+            let c = self.chain.clone();
+            self.spawn_chain(async move {
+                let result = c.blockhash_valid(hash, Commitment::Finalized).await;
+                ChainUpdate::FinalValidity {
+                    hash,
+                    final_height,
                     result,
                 }
             });
@@ -236,6 +321,7 @@ impl Engine {
     }
 
     fn chain_ok(&mut self) {
+        self.sync.reached = true;
         if self.sync.health.take().is_some() {
             log::info!("RPC reachable again");
         }
@@ -254,12 +340,16 @@ impl Engine {
                 self.sync.inflight.height = false;
                 r.map(|h| self.sync.block_height = self.sync.block_height.max(h))
             }
+            ChainUpdate::FinalHeight(r) => {
+                self.sync.inflight.final_height = false;
+                r.map(|h| self.on_final_height(h))
+            }
             ChainUpdate::Latest(r) => {
                 self.sync.inflight.latest = false;
                 r.map(|(hash, last_valid)| {
                     self.sync.latest = Some((hash, last_valid));
-                    if self.expiry.on_latest(hash, last_valid).is_some() {
-                        self.set_last_valid(hash, last_valid);
+                    if let Some(lv) = self.expiry.on_latest(hash, last_valid) {
+                        self.set_last_valid(hash, lv);
                     }
                 })
             }
@@ -281,22 +371,46 @@ impl Engine {
                 self.sync.inflight.staked = false;
                 r.map(|staked| self.sync.staked = Some(staked))
             }
-            ChainUpdate::Statuses { asked, ids, result } => {
+            ChainUpdate::Statuses {
+                asked,
+                ids,
+                history,
+                result,
+            } => {
                 self.sync.inflight.statuses = self.sync.inflight.statuses.saturating_sub(1);
                 result.map(|statuses| {
                     for (id, st) in ids.into_iter().zip(statuses) {
-                        self.on_status(id, st, asked);
+                        self.on_status(id, st, asked, history);
                     }
                 })
             }
-            ChainUpdate::Validity {
+            ChainUpdate::TipValidity {
                 hash,
-                asked,
                 height,
                 result,
             } => {
                 self.sync.inflight.validity = self.sync.inflight.validity.saturating_sub(1);
-                result.map(|valid| self.on_validity(hash, valid, height, asked))
+                result.map(|valid| {
+                    if let Some(lv) = self.expiry.on_tip_validity(hash, valid, height) {
+                        self.set_last_valid(hash, lv);
+                    }
+                })
+            }
+            ChainUpdate::FinalValidity {
+                hash,
+                final_height,
+                result,
+            } => {
+                self.sync.inflight.validity = self.sync.inflight.validity.saturating_sub(1);
+                result.map(|valid| {
+                    let now = Instant::now();
+                    if self
+                        .expiry
+                        .on_final_validity(hash, valid, final_height, now)
+                    {
+                        self.on_blockhash_dead(hash);
+                    }
+                })
             }
         };
         match result {
@@ -305,29 +419,50 @@ impl Engine {
         }
     }
 
-    fn on_validity(&mut self, hash: Hash, valid: bool, height: u64, asked: Instant) {
-        if let Some(lv) = self.expiry.on_validity(hash, valid, height, asked) {
-            self.set_last_valid(hash, lv);
+    /// Also re-judged when the height stands still: a bound learned since (a latest blockhash,
+    /// a first validity answer) may already be behind it.
+    fn on_final_height(&mut self, height: u64) {
+        self.sync.final_height = self.sync.final_height.max(height);
+        let final_height = self.sync.final_height;
+        for hash in self
+            .expiry
+            .on_finalized_height(final_height, Instant::now())
+        {
+            self.on_blockhash_dead(hash);
         }
-        if !valid && self.expiry.invalid_since(&hash).is_some() {
-            log::info!("blockhash {hash} is no longer valid; checking its transactions once more");
-            // Every unfinished transaction on it gets one more status check, then expires.
-            if let Some(ids) = self.by_hash.get(&hash) {
-                for id in ids {
-                    if self.store.record(*id).is_some_and(|r| !r.state.is_final()) {
-                        self.watch.insert(*id);
-                    }
+    }
+
+    /// No bank that can still come accepts `hash`: each unfinished transaction on it gets one
+    /// last status lookup, with history (the status cache may have forgotten an old landing),
+    /// and only then expires.
+    fn on_blockhash_dead(&mut self, hash: Hash) {
+        log::info!(
+            "blockhash {hash} is past its last valid block height at finalized; looking its \
+             transactions up once more"
+        );
+        if let Some(ids) = self.by_hash.get(&hash) {
+            for id in ids {
+                // A re-signed transaction has moved on to another blockhash.
+                if self
+                    .store
+                    .record(*id)
+                    .is_some_and(|r| !r.state.is_final() && r.blockhash == hash)
+                {
+                    self.history_watch.insert(*id);
                 }
             }
         }
     }
 
-    fn set_last_valid(&mut self, hash: Hash, last_valid: u64) {
+    fn set_last_valid(&mut self, hash: Hash, lv: super::expiry::LastValid) {
         let Some(ids) = self.by_hash.get(&hash) else {
             return;
         };
         for id in ids {
-            self.store.set_last_valid_block_height(*id, last_valid);
+            if self.store.record(*id).is_some_and(|r| r.blockhash == hash) {
+                self.store
+                    .set_last_valid_block_height(*id, lv.height, lv.exact);
+            }
         }
     }
 }

@@ -6,7 +6,7 @@ use std::{
     io::{Seek, SeekFrom, Write},
     os::unix::fs::OpenOptionsExt,
     path::{Path, PathBuf},
-    sync::Arc,
+    sync::{Arc, OnceLock},
     thread::JoinHandle,
     time::Duration,
 };
@@ -138,6 +138,7 @@ pub struct WriterStats {
 pub struct WriterHandle {
     thread: JoinHandle<Result<WriterStats, JournalError>>,
     path: PathBuf,
+    failure: Arc<OnceLock<String>>,
 }
 
 impl WriterHandle {
@@ -156,6 +157,13 @@ impl WriterHandle {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Set, with the reason, once the writer can no longer write; give it to the engine
+    /// ([`crate::engine::EngineConfig::journal_failure`]) so the run stops instead of carrying
+    /// on unresumable.
+    pub fn failure(&self) -> Arc<OnceLock<String>> {
+        self.failure.clone()
+    }
 }
 
 /// Starts the writer thread on `file`: give the returned sender to the engine
@@ -173,17 +181,27 @@ pub fn spawn_writer(
     let (tx, rx) = mpsc::unbounded_channel();
     let path = file.path.clone();
     let thread_path = path.clone();
+    let failure = Arc::new(OnceLock::new());
+    let failed = failure.clone();
     let thread = std::thread::Builder::new()
         .name("txpace-journal".into())
         .spawn(move || {
             let result = write_loop(file, idents, identified, sync_every, rx);
             if let Err(e) = &result {
+                let _ = failed.set(e.to_string());
                 log::error!("{e}; this run can no longer be resumed from its journal");
             }
             result
         })
         .map_err(|e| JournalError::io(&thread_path, e))?;
-    Ok((tx, WriterHandle { thread, path }))
+    Ok((
+        tx,
+        WriterHandle {
+            thread,
+            path,
+            failure,
+        },
+    ))
 }
 
 struct Batch {

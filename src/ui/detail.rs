@@ -110,10 +110,19 @@ fn lines<'a>(tx: &'a TxView, snap: &Snapshot, theme: Theme) -> Vec<Line<'a>> {
     };
     out.push(field("Landed", vec![Span::raw(landed)]));
     let expiry = match tx.last_valid_block_height {
-        Some(h) => {
+        Some(h) if tx.last_valid_exact => {
             let left = h.saturating_sub(snap.cluster.block_height);
             format!(
                 "valid through block height {} ({} blocks left)",
+                fmt::count(h),
+                fmt::count(left)
+            )
+        }
+        Some(h) => {
+            let left = h.saturating_sub(snap.cluster.block_height);
+            format!(
+                "valid through block height {} at most (≤{} blocks left; an estimate: the \
+                 cluster has not named this blockhash's height)",
                 fmt::count(h),
                 fmt::count(left)
             )

@@ -14,9 +14,10 @@ use solana_pubkey::Pubkey;
 use solana_signature::Signature;
 
 use crate::engine::lifecycle::{Queue, TxState};
+use crate::engine::net::StreamOutcome;
 use crate::engine::snapshot::{
     ClusterView, ConnState, Counts, LatencyView, LeaderView, RatePoint, RateTarget, RateView,
-    RunState, SendRecord, Snapshot, StatusRecord, TxView,
+    RunState, SendRecord, Snapshot, StatusRecord, StreamCounts, TxView,
 };
 
 /// splitmix64: a good enough stream of bits from a seed, with no dependency.
@@ -60,9 +61,12 @@ fn leaders() -> Vec<LeaderView> {
             } else {
                 ConnState::Connecting
             },
-            sent: 4_000 / (i + 1),
-            send_errors: if i == 0 { 3 } else { 0 },
-            throttled: 0,
+            streams: StreamCounts {
+                sent: 4_000 / (i + 1),
+                accepted: 4_000 / (i + 1) - if i == 0 { 3 } else { 0 },
+                connection: if i == 0 { 3 } else { 0 },
+                ..StreamCounts::default()
+            },
             landed: 3_800 / (i + 1),
         })
         .collect()
@@ -233,6 +237,8 @@ fn tx(id: u64, n: u64, state: TxState, leaders: &[LeaderView], elapsed: Duration
                     (_, Some(f)) => ((elapsed.saturating_sub(f)).as_millis() as u64 / 400).min(150),
                 },
         ),
+        // Every fifth is a blockhash from a file the cluster never named: an upper bound.
+        last_valid_exact: id % 5 != 4,
         durable_nonce: false,
         last_leader: send_log.last().map(|s| s.leader),
         last_error,
@@ -258,7 +264,11 @@ fn build(n: usize, finished: bool, run: RunState) -> Snapshot {
         let state = state_for(id, finished);
         let t = tx(id, n as u64, state, &leaders, elapsed);
         counts.sends += t.sends as u64;
-        counts.send_errors += t.send_log.iter().filter(|s| s.error.is_some()).count() as u64;
+        let failed = t.send_log.iter().filter(|s| s.error.is_some()).count() as u64;
+        counts.send_errors += failed;
+        counts.streams.sent += t.send_log.len() as u64;
+        counts.streams.accepted += t.send_log.len() as u64 - failed;
+        counts.streams.throttled += failed;
         let q = state.queue();
         match q {
             Queue::Pending => counts.pending += 1,
@@ -335,9 +345,11 @@ pub fn throttled(n: usize) -> Snapshot {
     let mut leaders = (*s.leaders).clone();
     leaders[0].conn = ConnState::BackingOff {
         remaining_ms: 800,
-        reason: "stream open stalled".into(),
+        kind: StreamOutcome::Throttled,
+        reason: "throttled: stream open stalled over 300 ms".into(),
     };
-    leaders[0].throttled = 12;
+    leaders[0].streams.throttled = 12;
+    leaders[0].streams.timeout = 2;
     leaders[1].conn = ConnState::Failed {
         reason: "connection refused".into(),
     };
@@ -395,6 +407,14 @@ pub fn extreme() -> Snapshot {
         expired: u64::MAX,
         sends: u64::MAX,
         send_errors: u64::MAX,
+        streams: StreamCounts {
+            sent: u64::MAX,
+            accepted: u64::MAX,
+            throttled: u64::MAX,
+            connection: u64::MAX,
+            timeout: u64::MAX,
+            other: u64::MAX,
+        },
     };
     s.rate = RateView {
         target: RateTarget::Fixed(f64::MAX),
@@ -421,11 +441,14 @@ pub fn extreme() -> Snapshot {
     for l in &mut leaders {
         l.first_slot = u64::MAX;
         l.last_slot = u64::MAX;
-        l.sent = u64::MAX;
-        l.send_errors = u64::MAX;
+        l.streams.sent = u64::MAX;
+        l.streams.throttled = u64::MAX;
+        l.streams.connection = u64::MAX;
+        l.streams.timeout = u64::MAX;
         l.landed = u64::MAX;
         l.conn = ConnState::BackingOff {
             remaining_ms: u64::MAX,
+            kind: StreamOutcome::Timeout,
             reason: "x".repeat(500),
         };
     }

@@ -4,14 +4,16 @@
 //! ┌ Leaders ─────────────────────────────────────────────────────────────────┐
 //! │ now 7Np41oeYqPefeNQEHSv1UDhYrehxin3NStELsSKCT4K2  tpu 127.0.0.1:8009       │
 //! │     throttled, backing off 800 ms (stream open stalled)                    │
-//! │ Slot        Leader        State          Sent   Err   Thr  Landed TPU QUIC        │
-//! │ 1,232       7Np41oeY…T4K2 backoff 800 ms  812     3    12     790 127.0.0.1:8009  │
-//! │ 1,236       GdnSyH3Y…PWrv connected        40     0     0      12 127.0.0.1:8010  │
+//! │ Slot        Leader        State           Sent   Thr  Conn   T/O  Landed TPU QUIC       │
+//! │ 1,232       7Np41oeY…T4K2 backoff 800 ms   812    12     0     0     790 127.0.0.1:8009 │
+//! │ 1,236       GdnSyH3Y…PWrv connected         40     0     0     0      12 127.0.0.1:8010 │
 //! └──────────────────────────────────────────────────────────────────────────┘
 //! ```
 //! The current leader is written out in full (people search for it) with its connection
 //! state on a line of its own: "why didn't it land?" is most often answered right there. Each
-//! row is a leader's window of four slots, named by its first slot.
+//! row is a leader's window of four slots, named by its first slot. "Sent" counts streams (a
+//! send to two leaders is one stream each); Thr, Conn and T/O are the streams the leader
+//! throttled, that failed to connect, and that timed out — each backs off differently.
 
 use ratatui::{
     Frame,
@@ -27,17 +29,18 @@ use super::{
 };
 use crate::engine::snapshot::{LeaderView, Snapshot};
 
-/// Display order: Slot, Leader, State, Sent, Err, Thr, Landed, TPU QUIC. On a narrow terminal
-/// the slot and address go first (the header has the slot and the "now" line the address),
-/// then the throttle count (the state says whether it is throttling now).
-const COLUMNS: [Column; 8] = [
-    Column::fixed(11, 6),
+/// Display order: Slot, Leader, State, Sent, Thr, Conn, T/O, Landed, TPU QUIC. On a narrow
+/// terminal the slot and address go first (the header has the slot and the "now" line the
+/// address), then the failure counts (the state says what is failing now).
+const COLUMNS: [Column; 9] = [
+    Column::fixed(11, 8),
     Column::fixed(13, 0),
     Column::fill(14, 1),
     Column::fixed(7, 2),
-    Column::fixed(5, 3),
+    Column::fixed(5, 4),
+    Column::fixed(5, 6),
     Column::fixed(5, 5),
-    Column::fixed(7, 4),
+    Column::fixed(7, 3),
     Column::fixed(19, 7),
 ];
 
@@ -112,23 +115,19 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
         .take(rows_fit)
         .enumerate()
         .map(|(i, l)| {
-            let errs = if l.send_errors > 0 {
-                theme.bad()
-            } else {
-                theme.plain()
-            };
-            let thr = if l.throttled > 0 {
-                theme.warn()
-            } else {
-                theme.plain()
+            let st = &l.streams;
+            let flag = |n: u64, bad| {
+                let style = if n == 0 { theme.plain() } else { bad };
+                right(fmt::count(n), style)
             };
             let row = Row::new(pick(vec![
                 Cell::from(fmt::count(l.first_slot)),
                 Cell::from(fmt::short_key(&l.identity)),
                 Cell::from(Span::styled(short_conn(l), theme.conn(&l.conn))),
-                right(fmt::count(l.sent), theme.plain()),
-                right(fmt::count(l.send_errors), errs),
-                right(fmt::count(l.throttled), thr),
+                right(fmt::count(st.sent), theme.plain()),
+                flag(st.throttled, theme.warn()),
+                flag(st.connection, theme.bad()),
+                flag(st.timeout, theme.bad()),
                 right(fmt::count(l.landed), theme.plain()),
                 Cell::from(addr(l)),
             ]));
@@ -143,8 +142,9 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
         h("Leader"),
         h("State"),
         hr("Sent"),
-        hr("Err"),
         hr("Thr"),
+        hr("Conn"),
+        hr("T/O"),
         hr("Landed"),
         h("TPU QUIC"),
     ]))

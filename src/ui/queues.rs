@@ -87,7 +87,10 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, view: TableView, t
                 ),
                 theme.dim(),
             ),
-            Span::styled(format!("{} send errors ", fmt::count(c.send_errors)), errs),
+            Span::styled(
+                format!("{} reached no leader ", fmt::count(c.send_errors)),
+                errs,
+            ),
         ]))
         .title_top(Line::from(format!(" {position} ")).right_aligned());
     let inner = block.inner(area);
@@ -256,6 +259,8 @@ fn tx_cells(
         TCell::from(
             Line::from(Span::styled(
                 match (blocks, tx.durable_nonce) {
+                    // An upper bound, not the cluster's own figure: marked as an estimate.
+                    (Some(b), _) if !tx.last_valid_exact => format!("≤{}", fmt::count(b)),
                     (Some(b), _) => fmt::count(b),
                     (None, true) => "nonce".to_string(),
                     (None, false) => dash(),

@@ -1,0 +1,347 @@
+//! The engine against the unkind parts of real clusters, on the simulated cluster under tokio's
+//! paused clock: partial throttling, sends that hang, a status cache that forgets, expiry that
+//! only the finalized bank may decide, an RPC that never answers, a journal that stops writing
+//! and an engine that crashes.
+
+use std::{
+    net::SocketAddr,
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
+
+use futures::future::BoxFuture;
+use solana_hash::Hash;
+use solana_pubkey::Pubkey;
+use tokio::time::Instant;
+use txpace::engine::{
+    self, EngineConfig, EngineHandle, Prior,
+    lifecycle::TxState,
+    net::{LinkState, SendError, Transport},
+    sim::{Fate, SimCluster},
+    snapshot::{ConnState, RateTarget, RunState},
+};
+use txpace::source::LoadedTx;
+
+fn config(rate: f64) -> EngineConfig {
+    let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
+    cfg.rate = RateTarget::Fixed(rate);
+    cfg
+}
+
+fn unique_hash() -> Hash {
+    Hash::new_from_array(Pubkey::new_unique().to_bytes())
+}
+
+fn leaders(n: usize) -> Vec<Pubkey> {
+    (0..n).map(|_| Pubkey::new_unique()).collect()
+}
+
+fn start(cluster: &SimCluster, cfg: EngineConfig, txs: Vec<LoadedTx>) -> EngineHandle {
+    engine::spawn(
+        cfg,
+        txs,
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        None,
+    )
+}
+
+fn never_lands(cluster: &SimCluster, txs: &[LoadedTx]) {
+    for tx in txs {
+        cluster.set_fate(
+            tx.signature,
+            Fate {
+                never_lands: true,
+                ..Fate::default()
+            },
+        );
+    }
+}
+
+/// A leader that takes 200 streams a second (Agave's unstaked budget) while we push 1,000: each
+/// of its 100 ms windows accepts 20 and stops the rest. The accepted ones must not reset the
+/// backoff, so it deepens and the throttled streams stay few.
+#[tokio::test(start_paused = true)]
+async fn partial_throttling_deepens_the_backoff() {
+    let ls = leaders(1);
+    let cluster = SimCluster::new(ls.clone());
+    let addr = cluster.addr_of(&ls[0]).expect("addr");
+    cluster.set_stream_limit(addr, Some(200));
+    let txs = cluster.transactions(400, unique_hash());
+    let h = start(&cluster, config(1_000.0), txs);
+    let mut deepest = 0;
+    for _ in 0..100 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let snap = h.snapshots.borrow().clone();
+        if let Some(ConnState::BackingOff { remaining_ms, .. }) =
+            snap.leaders.first().map(|l| &l.conn)
+        {
+            deepest = deepest.max(*remaining_ms);
+        }
+    }
+    let throttled = cluster.sends().iter().filter(|s| !s.accepted).count();
+    // One accepted stream per window used to clear the backoff: about two throttled streams
+    // every 100 ms, ~200 in these 10 s.
+    assert!(
+        throttled <= 40,
+        "{throttled} throttled streams in 10 s: the backoff did not deepen"
+    );
+    assert!(deepest >= 1_000, "deepest backoff seen {deepest} ms");
+    let out = h.task.await.expect("engine");
+    assert_eq!(out.snapshot.counts.confirmed, 400);
+    let s = out.snapshot.counts.streams;
+    assert_eq!(s.throttled as usize, throttled);
+    assert_eq!(s.sent, s.accepted + s.throttled);
+}
+
+/// A leader whose sends hang: the 5 s send timeout ends them, they count as timeouts (not
+/// throttling, not connection failures), the leader backs off, and every transaction lands
+/// through the other leader — so no transaction send "reached no leader".
+#[tokio::test(start_paused = true)]
+async fn a_hanging_leader_times_out_and_is_backed_off() {
+    let ls = leaders(2);
+    let cluster = SimCluster::new(ls.clone());
+    let a = cluster.addr_of(&ls[0]).expect("addr");
+    cluster.set_hanging(a, true);
+    let txs = cluster.transactions(1_000, unique_hash());
+    let h = start(&cluster, config(100.0), txs);
+    tokio::time::sleep(Duration::from_millis(5_300)).await;
+    let snap = h.snapshots.borrow().clone();
+    let la = snap
+        .leaders
+        .iter()
+        .find(|l| l.identity == ls[0])
+        .expect("leader a listed");
+    assert!(la.streams.timeout >= 1, "{:?}", la.streams);
+    assert!(
+        matches!(la.conn, ConnState::BackingOff { .. }),
+        "{:?}",
+        la.conn
+    );
+    assert!(la.conn.label().starts_with("sends timing out, backing off"));
+    let out = h.task.await.expect("engine");
+    let c = out.snapshot.counts;
+    assert_eq!(c.confirmed, 1_000);
+    assert_eq!(c.send_errors, 0, "every send reached the other leader");
+    assert!(c.streams.timeout > 0);
+    assert_eq!((c.streams.throttled, c.streams.connection), (0, 0));
+    let stats = out
+        .leaders
+        .iter()
+        .find(|l| l.identity == ls[0])
+        .expect("in the report");
+    assert_eq!(stats.streams.timeout, c.streams.timeout);
+    assert_eq!(stats.streams.accepted, 0);
+}
+
+/// `sends` counts transaction sends and `send_errors` those of them that reached no leader: the
+/// same unit. Streams (one per leader per send) are counted apart.
+#[tokio::test(start_paused = true)]
+async fn sends_and_send_errors_count_the_same_unit() {
+    let ls = leaders(1);
+    let cluster = SimCluster::new(ls.clone());
+    let a = cluster.addr_of(&ls[0]).expect("addr");
+    cluster.set_throttling(a, true);
+    let txs = cluster.transactions(200, unique_hash());
+    let h = start(&cluster, config(100.0), txs);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    cluster.set_throttling(a, false);
+    let out = h.task.await.expect("engine");
+    let c = out.snapshot.counts;
+    assert_eq!(c.confirmed, 200);
+    // One leader: one stream per send, so every throttled stream is a send that reached none.
+    assert_eq!(c.streams.sent, c.sends);
+    assert_eq!(c.send_errors, c.streams.throttled);
+    assert!(c.send_errors > 0 && c.send_errors < c.sends);
+    assert_eq!(
+        c.sends,
+        c.send_errors + 200,
+        "each landed on its first accepted send"
+    );
+}
+
+/// Landings older than the status cache's span (here 20 slots) are found by a lookup with
+/// history: a resumed run reports them Confirmed with their slot, never Expired; what never
+/// landed expires.
+#[tokio::test(start_paused = true)]
+async fn a_forgetful_status_cache_never_turns_a_landing_into_an_expiry() {
+    let cluster = SimCluster::new(leaders(1));
+    cluster.set_status_cache_slots(20);
+    let hash = unique_hash();
+    cluster.add_blockhash(hash, cluster.height_now() + 20);
+    let txs = cluster.transactions(50, hash);
+    for tx in &txs[..30] {
+        cluster.land(tx.signature);
+    }
+    never_lands(&cluster, &txs[30..]);
+    let landed_at = cluster.landed_slot(&txs[0].signature).expect("landed");
+    // The interrupted run is resumed much later: the cache has forgotten, the blockhash died.
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    let prior: Vec<Option<Prior>> = (0..50).map(|_| Some(Prior::Sent { sends: 1 })).collect();
+    let sigs: Vec<_> = txs.iter().map(|t| t.signature).collect();
+    let h = engine::spawn_resumed(
+        config(100.0),
+        txs,
+        prior,
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        None,
+    );
+    let out = h.task.await.expect("engine");
+    let s = &out.snapshot;
+    assert_eq!((s.counts.confirmed, s.counts.expired), (30, 20));
+    for (i, tx) in s.txs.iter().enumerate() {
+        let chain = cluster.landed_slot(&sigs[i]);
+        match tx.state {
+            TxState::Confirmed => assert_eq!(tx.landed_slot, chain, "tx {i}"),
+            TxState::Expired => assert_eq!(chain, None, "tx {i} is on chain"),
+            other => panic!("tx {i} ended {other:?}"),
+        }
+    }
+    assert_eq!(s.txs[0].landed_slot, Some(landed_at));
+    assert!(cluster.sends().is_empty(), "nothing needed sending again");
+}
+
+/// A blockhash the cluster never named (not its latest) gets an upper-bound last valid height,
+/// shown as an estimate. It expires when the finalized bank — not the tip, not a clock — says
+/// it is dead: the tip calls it invalid ~13 s (32 blocks) earlier.
+#[tokio::test(start_paused = true)]
+async fn expiry_waits_for_the_finalized_bank() {
+    let cluster = SimCluster::new(leaders(1));
+    let h0 = cluster.height_now();
+    let old = unique_hash();
+    cluster.add_blockhash(old, h0 + 100);
+    cluster.add_blockhash(unique_hash(), h0 + 150); // the cluster's latest
+    let txs = cluster.transactions(10, old);
+    never_lands(&cluster, &txs);
+    let mut cfg = config(100.0);
+    cfg.resend_interval = Duration::from_secs(2);
+    let t0 = Instant::now();
+    let h = start(&cluster, cfg, txs);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let tx = h.snapshots.borrow().txs[0].clone();
+    assert!(!tx.last_valid_exact, "an estimate");
+    let est = tx.last_valid_block_height.expect("bounded");
+    assert!(est >= h0 + 100, "an upper bound: {est}");
+    // The tip passes h0 + 100 at 40.4 s; the finalized bank 32 blocks later, at 53.2 s.
+    tokio::time::sleep(Duration::from_secs(45)).await;
+    let snap = h.snapshots.borrow().clone();
+    assert_eq!(snap.counts.expired, 0, "the tip alone decides nothing");
+    let out = h.task.await.expect("engine");
+    assert_eq!(out.snapshot.counts.expired, 10);
+    let took = Instant::now() - t0;
+    assert!(
+        took >= Duration::from_millis(53_200) && took < Duration::from_secs(56),
+        "expired after {took:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_rpc_that_never_answers_fails_the_run() {
+    let cluster = SimCluster::new(leaders(1));
+    cluster.set_rpc_down(true);
+    let txs = cluster.transactions(10, unique_hash());
+    let out = start(&cluster, config(100.0), txs)
+        .task
+        .await
+        .expect("engine");
+    match &out.snapshot.run {
+        RunState::Failed(why) => {
+            assert!(why.contains("http://sim/"), "{why}");
+            assert!(why.contains("has not answered in 20 s"), "{why}");
+            assert!(why.contains("connection refused"), "{why}");
+        }
+        other => panic!("run ended {other:?}"),
+    }
+    assert!(out.snapshot.elapsed < Duration::from_secs(21));
+}
+
+/// An RPC that answered once and then goes away for longer than the never-reachable limit is an
+/// outage: the run waits it out.
+#[tokio::test(start_paused = true)]
+async fn an_rpc_outage_after_a_first_answer_is_waited_out() {
+    let cluster = SimCluster::new(leaders(1));
+    let txs = cluster.transactions(500, unique_hash());
+    let h = start(&cluster, config(100.0), txs);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    cluster.set_rpc_down(true);
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    cluster.set_rpc_down(false);
+    let out = h.task.await.expect("engine");
+    assert_eq!(out.snapshot.run, RunState::Done);
+    assert_eq!(out.snapshot.counts.confirmed, 500);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_journal_that_cannot_be_written_stops_sending() {
+    let cluster = SimCluster::new(leaders(1));
+    let txs = cluster.transactions(1_000, unique_hash());
+    let (facts_tx, facts_rx) = tokio::sync::mpsc::unbounded_channel();
+    let failure = Arc::new(OnceLock::new());
+    let mut cfg = config(100.0);
+    cfg.facts = Some(facts_tx);
+    cfg.journal_failure = Some(failure.clone());
+    let h = start(&cluster, cfg, txs);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The writer thread hits a full disk and exits, dropping its end.
+    let _ = failure.set("journal /j: No space left on device (os error 28)".into());
+    drop(facts_rx);
+    let out = h.task.await.expect("engine");
+    match &out.snapshot.run {
+        RunState::Failed(why) => assert!(why.contains("No space left on device"), "{why}"),
+        other => panic!("run ended {other:?}"),
+    }
+    let sent = cluster.sends().len();
+    assert!(
+        sent < 250,
+        "{sent} sends: sending went on after the journal failed"
+    );
+}
+
+/// A transport that panics on the engine's own task (its `prepare` is called from the loop).
+struct PanickingTransport {
+    inner: SimCluster,
+    calls: AtomicUsize,
+}
+
+impl Transport for PanickingTransport {
+    fn send(&self, addr: SocketAddr, wire: Arc<[u8]>) -> BoxFuture<'static, Result<(), SendError>> {
+        self.inner.send(addr, wire)
+    }
+
+    fn prepare(&self, _addrs: &[SocketAddr]) {
+        if self.calls.fetch_add(1, Ordering::SeqCst) == 5 {
+            panic!("boom: the transport lost its mind");
+        }
+    }
+
+    fn link_state(&self, addr: SocketAddr) -> LinkState {
+        self.inner.link_state(addr)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_engine_crash_is_published_as_failed_with_its_reason() {
+    let cluster = SimCluster::new(leaders(1));
+    let txs = cluster.transactions(1_000, unique_hash());
+    let transport = PanickingTransport {
+        inner: cluster.clone(),
+        calls: AtomicUsize::new(0),
+    };
+    let h = engine::spawn(
+        config(100.0),
+        txs,
+        Arc::new(cluster.clone()),
+        Arc::new(transport),
+        None,
+    );
+    let snapshots = h.snapshots.clone();
+    let out = h.task.await.expect("the supervisor itself never fails");
+    let expect = "the engine crashed: boom: the transport lost its mind";
+    assert_eq!(out.snapshot.run, RunState::Failed(expect.into()));
+    assert_eq!(snapshots.borrow().run, RunState::Failed(expect.into()));
+    assert!(out.snapshot.counts.sends > 0, "the last figures are kept");
+}
