@@ -181,17 +181,17 @@ fn reads_standard_input() {
 }
 
 #[test]
-fn unreadable_input_is_an_error() {
+fn unreadable_input_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let out = inspect(dir.path(), &["missing.txt"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "bad input exits 2");
     assert_eq!(
         text(&out.stderr),
         "error: cannot open missing.txt: No such file or directory (os error 2)\n"
     );
     assert_eq!(text(&out.stdout), "");
     let out = inspect(dir.path(), &["-", "-"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "bad input exits 2");
     assert_eq!(
         text(&out.stderr),
         "error: standard input (-) is given more than once\n"

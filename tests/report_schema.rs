@@ -12,7 +12,10 @@ use common::schema::{Kind, assert_conforms, violations};
 use serde_json::{Value, json};
 use txpace::{
     config::Commitment,
-    engine::{RunOutcome, snapshot::Snapshot},
+    engine::{
+        RunOutcome,
+        snapshot::{LeaderStats, Snapshot},
+    },
     report::Report,
     source::Problem,
     ui::fixtures,
@@ -20,9 +23,21 @@ use txpace::{
 
 fn report_of(snapshot: Snapshot, commitment: Option<Commitment>, skipped: &[Problem]) -> Value {
     let commitments = vec![commitment; snapshot.txs.len()];
+    // The leaders the snapshot shows, as the engine totals them at the end of a run.
+    let leaders = snapshot
+        .leaders
+        .iter()
+        .map(|l| LeaderStats {
+            identity: l.identity,
+            tpu_quic: l.tpu_quic,
+            streams: l.streams,
+            landed: l.landed,
+        })
+        .collect();
     let outcome = RunOutcome {
         snapshot: Arc::new(snapshot),
         commitments,
+        leaders,
     };
     serde_json::to_value(Report::new(&outcome, skipped)).expect("a report serializes")
 }
@@ -75,7 +90,11 @@ type Drift = fn(&mut Value);
 fn the_schema_catches_drift() {
     let good = report_of(fixtures::done(5), None, &skipped());
     assert_conforms(Kind::Run, &good);
-    let drifts: [(&str, Drift); 7] = [
+    assert!(
+        good["leaders"].as_array().is_some_and(|l| !l.is_empty()),
+        "the fixture run has leaders, so their shape is checked: {good:#}"
+    );
+    let drifts: [(&str, Drift); 10] = [
         ("an unknown summary field", |r| {
             r["summary"]["surprise"] = json!(1);
         }),
@@ -94,6 +113,15 @@ fn the_schema_catches_drift() {
         }),
         ("a leader that is no key", |r| {
             r["transactions"][0]["leaders"] = json!(["not a key!"]);
+        }),
+        ("a leader without stream counts", |r| {
+            r["leaders"][0].as_object_mut().map(|o| o.remove("streams"));
+        }),
+        ("an unknown stream outcome", |r| {
+            r["summary"]["streams"]["dropped"] = json!(3);
+        }),
+        ("an exactness that is no boolean", |r| {
+            r["transactions"][0]["last_valid_exact"] = json!("yes");
         }),
     ];
     for (name, drift) in drifts {
