@@ -13,7 +13,8 @@ use crate::{
 #[command(
     name = "txpace",
     version,
-    about = "Paced Solana TPU sender with a live dashboard of every transaction's fate"
+    about = "Paced Solana TPU sender with a live dashboard of every transaction's fate",
+    after_help = crate::exit::HELP
 )]
 pub struct Cli {
     #[command(flatten)]
@@ -59,15 +60,20 @@ impl GlobalOpts {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Decode and validate signed transactions and show one row per transaction
+    #[command(after_help = crate::exit::HELP)]
     Inspect(InspectArgs),
     /// Generate the founding workload: N unique signed self-transfers
+    #[command(after_help = crate::exit::HELP)]
     Gen(GenArgs),
     /// Send signed transactions at a steady pace over QUIC and watch every one land
+    #[command(after_help = crate::exit::HELP)]
     Send(SendArgs),
     /// Start a local validator, generate the founding workload and send it with the dashboard
+    #[command(after_help = crate::exit::HELP)]
     Demo(DemoArgs),
     /// Deploy or upgrade a program with the upgradeable BPF loader, its buffer writes paced
     /// through the engine and watched on the dashboard; an interrupted deploy resumes
+    #[command(after_help = crate::exit::HELP)]
     Deploy(DeployArgs),
 }
 

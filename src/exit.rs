@@ -42,6 +42,12 @@ pub fn usage(err: anyhow::Error) -> anyhow::Error {
 /// The exit code for an error that ended a command.
 pub fn for_error(err: &anyhow::Error) -> u8 {
     use crate::journal::JournalError;
+    if let Some(deploy) = err
+        .chain()
+        .find_map(|e| e.downcast_ref::<crate::deploy::DeployError>())
+    {
+        return deploy.exit_code();
+    }
     let input = err.chain().any(|e| {
         e.is::<UsageError>()
             || e.is::<crate::source::SourceError>()
@@ -70,5 +76,22 @@ mod tests {
             err: std::io::Error::other("read-only file system"),
         };
         assert_eq!(for_error(&io.into()), RUNTIME);
+    }
+
+    #[test]
+    fn deploy_errors_say_whose_to_fix() {
+        use crate::deploy::DeployError;
+        let key = solana_pubkey::Pubkey::new_unique();
+        let wrong = DeployError::UpgradeAuthority {
+            program: key,
+            found: Some(key),
+            expected: key,
+        };
+        let e = anyhow::Error::new(wrong).context("reading the chain");
+        assert_eq!(for_error(&e), USAGE);
+        let e = anyhow::Error::new(DeployError::rpc("getAccountInfo", "timed out"));
+        assert_eq!(for_error(&e), RUNTIME);
+        let e = anyhow::Error::new(DeployError::BufferIncomplete(3));
+        assert_eq!(for_error(&e), LOST);
     }
 }

@@ -11,7 +11,11 @@ use std::{
     fs::File,
     io::Write,
     path::{Path, PathBuf},
-    sync::Mutex,
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+        mpsc,
+    },
     time::Duration,
 };
 
@@ -102,7 +106,85 @@ impl Filter {
 struct Logger {
     filter: Filter,
     output: Output,
-    file: Option<Mutex<File>>,
+    /// Where file lines and headless stderr lines go to be written; `None` when neither is.
+    writer: Option<Writer>,
+}
+
+/// A line for the writer thread, or a request to report once everything before it is written.
+enum Job {
+    File(String),
+    Stderr(String),
+    Flush(mpsc::SyncSender<()>),
+}
+
+/// The log's disk and stderr writes happen on a thread of their own: a record logged from the
+/// engine's task must never wait on a slow disk or a blocked stderr pipe. The queue is bounded;
+/// when the writer falls that far behind, lines are dropped and counted rather than stalling
+/// the sender, and the count is written once it catches up.
+struct Writer {
+    jobs: mpsc::SyncSender<Job>,
+    dropped: Arc<AtomicU64>,
+}
+
+/// Lines queued for the writer before new ones are dropped.
+const WRITER_QUEUE: usize = 16_384;
+
+impl Writer {
+    fn start(mut file: Option<File>) -> anyhow::Result<Writer> {
+        let (jobs, rx) = mpsc::sync_channel::<Job>(WRITER_QUEUE);
+        let dropped = Arc::new(AtomicU64::new(0));
+        let seen = dropped.clone();
+        std::thread::Builder::new()
+            .name("txpace-log-writer".into())
+            .spawn(move || {
+                for job in rx {
+                    let lost = seen.swap(0, Ordering::Relaxed);
+                    if lost > 0
+                        && let Some(f) = file.as_mut()
+                    {
+                        let note = format!(
+                            "{} WARN  txpace: {lost} log lines dropped (the writer fell behind)\n",
+                            unix_time()
+                        );
+                        let _ = f.write_all(note.as_bytes());
+                    }
+                    match job {
+                        // One write per line, so lines never interleave; a full disk must not
+                        // stop the run.
+                        Job::File(line) => {
+                            if let Some(f) = file.as_mut() {
+                                let _ = f.write_all(line.as_bytes());
+                            }
+                        }
+                        Job::Stderr(line) => {
+                            let _ = std::io::stderr().write_all(line.as_bytes());
+                        }
+                        Job::Flush(done) => {
+                            if let Some(f) = file.as_mut() {
+                                let _ = f.flush();
+                            }
+                            let _ = done.send(());
+                        }
+                    }
+                }
+            })
+            .context("starting the log writer's thread")?;
+        Ok(Writer { jobs, dropped })
+    }
+
+    fn send(&self, job: Job) {
+        if self.jobs.try_send(job).is_err() {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Waits (at most a second) until every line queued before this call is written.
+    fn flush(&self) {
+        let (done, wait) = mpsc::sync_channel(1);
+        if self.jobs.send(Job::Flush(done)).is_ok() {
+            let _ = wait.recv_timeout(Duration::from_secs(1));
+        }
+    }
 }
 
 impl Log for Logger {
@@ -115,22 +197,23 @@ impl Log for Logger {
             return;
         }
         let text = redact::scrub(record.args());
-        if let Some(f) = &self.file
-            && let Ok(mut f) = f.lock()
-        {
-            let line = format!(
+        if let Some(w) = &self.writer {
+            w.send(Job::File(format!(
                 "{} {:<5} {}: {text}\n",
                 unix_time(),
                 record.level(),
                 record.target()
-            );
-            // One write per line, so lines never interleave; a full disk must not stop the run.
-            let _ = f.write_all(line.as_bytes());
+            )));
         }
         match self.output {
             Output::Headless => {
-                if record.level() <= Level::Warn {
-                    eprintln!("{}: {text}", record.level().as_str().to_lowercase());
+                if record.level() <= Level::Warn
+                    && let Some(w) = &self.writer
+                {
+                    w.send(Job::Stderr(format!(
+                        "{}: {text}\n",
+                        record.level().as_str().to_lowercase()
+                    )));
                 }
             }
             Output::Dashboard => tui_logger::Drain::new().log(
@@ -147,10 +230,8 @@ impl Log for Logger {
     }
 
     fn flush(&self) {
-        if let Some(f) = &self.file
-            && let Ok(mut f) = f.lock()
-        {
-            let _ = f.flush();
+        if let Some(w) = &self.writer {
+            w.flush();
         }
     }
 }
@@ -204,10 +285,17 @@ pub fn init(output: Output, log_file: Option<&Path>) -> anyhow::Result<()> {
 fn install(output: Output, file: Option<File>) -> anyhow::Result<()> {
     let filter = Filter::from_env();
     let max = filter.max();
+    // Headless runs write warnings to stderr through the writer too, so they keep their order
+    // with the file's lines and never block the logging task.
+    let writer = if file.is_some() || output == Output::Headless {
+        Some(Writer::start(file)?)
+    } else {
+        None
+    };
     log::set_boxed_logger(Box::new(Logger {
         filter,
         output,
-        file: file.map(Mutex::new),
+        writer,
     }))
     .map_err(|e| anyhow::anyhow!("installing the logger: {e}"))?;
     log::set_max_level(max);

@@ -15,6 +15,8 @@ fn main() -> ExitCode {
         Command::Demo(args) => commands::demo::run(args),
         Command::Deploy(args) => commands::deploy::run(&cli.global, args),
     };
+    // Log lines are written on a thread of their own: let the last ones out before exiting.
+    log::logger().flush();
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {

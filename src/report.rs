@@ -5,6 +5,7 @@
 use std::{collections::BTreeSet, path::Path, time::Duration};
 
 use serde::Serialize;
+use solana_pubkey::Pubkey;
 
 use crate::{
     config::Commitment,
@@ -119,8 +120,7 @@ impl Report {
             .iter()
             .map(|v| {
                 let commitment = outcome.commitments.get(v.id as usize).copied().flatten();
-                let leaders: BTreeSet<String> =
-                    v.send_log.iter().map(|r| r.leader.to_string()).collect();
+                let leaders: BTreeSet<String> = v.sent_to.iter().map(Pubkey::to_string).collect();
                 TxRecord {
                     signature: v.signature.to_string(),
                     origin: v.origin.to_string(),

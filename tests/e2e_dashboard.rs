@@ -58,7 +58,8 @@ fn dashboard_shows_queues_leader_and_pace_and_obeys_keys() {
     screen.keys(b"q");
     let status = screen.wait_exit(Duration::from_secs(10));
     eprintln!("quit took {:.2} s", quit.elapsed().as_secs_f64());
-    assert_eq!(status.exit_code(), 0, "exit status {status:?}");
+    // Quit with transactions unfinished: exit 4, and the way to continue is printed.
+    assert_eq!(status.exit_code(), 4, "exit status {status:?}");
     // The terminal was given back: alternate screen left and the cursor shown again.
     std::thread::sleep(Duration::from_millis(300));
     let raw = screen.raw();
@@ -68,5 +69,9 @@ fn dashboard_shows_queues_leader_and_pace_and_obeys_keys() {
     assert!(
         tail.contains("stopped: 2000 transactions"),
         "no summary after the dashboard: {tail:?}"
+    );
+    assert!(
+        tail.contains("transactions are unfinished; continue with:") && tail.contains("--resume"),
+        "no resume hint after quitting early: {tail:?}"
     );
 }

@@ -316,10 +316,11 @@ fn deploys_upgrades_resumes_and_closes_on_a_real_validator() {
     assert_deployed(&rpc, &program_id, &token, &auth.pubkey());
     assert!(String::from_utf8_lossy(&out.stdout).contains("deployed program"));
 
-    // 2. Upgrades: refused before spending without the authority, done with it.
+    // 2. Upgrades: refused before spending without the authority (bad input, exit 2), done
+    // with it.
     let memo_so = copy_program(d1, "memo.so", &memo);
     let pid = program_id.to_string();
-    let (out, _) = deploy(&v, d1, &[&memo_so, "--program-id", &pid], 1);
+    let (out, _) = deploy(&v, d1, &[&memo_so, "--program-id", &pid], 2);
     assert!(
         String::from_utf8_lossy(&out.stderr)
             .contains(&format!("has upgrade authority {}", auth.pubkey())),

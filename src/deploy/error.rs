@@ -109,6 +109,38 @@ pub enum DeployError {
 }
 
 impl DeployError {
+    /// The exit code a deploy that stopped on this error ends with (see [`crate::exit`]): what
+    /// the user can fix before anything is spent (the file, the accounts, the authority, the
+    /// balance) is bad input; a phase whose transactions failed or never finished is a lost run
+    /// the same command resumes; a user's stop is an unfinished run; the rest is a runtime error.
+    pub fn exit_code(&self) -> u8 {
+        use crate::exit;
+        match self {
+            DeployError::Elf(_)
+            | DeployError::NotABuffer { .. }
+            | DeployError::BufferAuthority { .. }
+            | DeployError::BufferSize { .. }
+            | DeployError::NotAProgram { .. }
+            | DeployError::UpgradeAuthority { .. }
+            | DeployError::NoRoomToUpgrade { .. }
+            | DeployError::NoProgramKeypair(_)
+            | DeployError::MaxLenTooSmall { .. }
+            | DeployError::MaxLenTooLarge(_)
+            | DeployError::InsufficientFunds { .. }
+            | DeployError::Simulation { .. } => exit::USAGE,
+            DeployError::PhaseFailed { .. } | DeployError::BufferIncomplete(_) => exit::LOST,
+            DeployError::Interrupted(_) => exit::UNFINISHED,
+            DeployError::NoRoomForData(_)
+            | DeployError::Sign { .. }
+            | DeployError::Serialize(_)
+            | DeployError::Instruction(_)
+            | DeployError::Unsigned
+            | DeployError::NoSuchTransaction(_)
+            | DeployError::Rpc { .. }
+            | DeployError::Engine(_) => exit::RUNTIME,
+        }
+    }
+
     /// A failed RPC call; the client's text can quote the endpoint with its key, so it is
     /// scrubbed here, before it reaches the dashboard, the report or stderr.
     pub fn rpc(call: impl Into<String>, reason: impl std::fmt::Display) -> Self {

@@ -1,7 +1,8 @@
-//! `--rate max`: a closed-loop pace. Additive increase while leaders accept our streams and
-//! landings keep up; multiplicative decrease on throttling or a growing unconfirmed backlog —
-//! the same shape as TCP congestion control, for the same reason: probe for capacity without
-//! overrunning it for long.
+//! `--rate max`: a closed-loop pace, shaped like TCP congestion control for the same reason —
+//! probe for capacity without overrunning it for long. Each period: while leaders accept our
+//! streams and the pace is reached, double (slow start, until the first sign of a limit) and
+//! then grow by a quarter (at least 20 tx/s); on throttling or a growing unconfirmed backlog,
+//! cut to 70%.
 
 use std::time::Duration;
 

@@ -174,6 +174,9 @@ pub struct LeaderStats {
     pub landed: u64,
 }
 
+/// The longest a transaction's send log grows before its older half is dropped.
+pub const SEND_LOG_CAP: usize = 256;
+
 /// One send of one transaction.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SendRecord {
@@ -229,8 +232,15 @@ pub struct TxView {
     #[serde(serialize_with = "ser_opt_display")]
     pub last_leader: Option<Pubkey>,
     pub last_error: Option<Arc<str>>,
-    /// Every send, oldest first.
+    /// The most recent streams sent (one per send per leader), oldest first. Bounded: a
+    /// durable-nonce transaction can be resent for hours, so once the log passes
+    /// [`SEND_LOG_CAP`] its older half is dropped and counted in `send_log_dropped`.
     pub send_log: Arc<Vec<SendRecord>>,
+    /// Streams left out of `send_log` because it was full.
+    pub send_log_dropped: u64,
+    /// Every leader it was sent to, without repeats, in the order first sent to: kept whole
+    /// when the send log drops old entries.
+    pub sent_to: Arc<Vec<Pubkey>>,
     /// Every state change, oldest first.
     pub history: Arc<Vec<StatusRecord>>,
 }

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use super::{
     lifecycle::{self, LifecycleError, Queue, Transition, TxEvent, TxState},
     net::StreamOutcome,
-    snapshot::{Counts, SendRecord, StatusRecord, TxView},
+    snapshot::{Counts, SEND_LOG_CAP, SendRecord, StatusRecord, TxView},
 };
 use crate::source::LoadedTx;
 
@@ -73,6 +73,8 @@ impl TxStore {
                 last_leader: None,
                 last_error: None,
                 send_log: Arc::new(Vec::new()),
+                send_log_dropped: 0,
+                sent_to: Arc::new(Vec::new()),
                 history: Arc::new(Vec::new()),
             });
             pending.push_back(id);
@@ -214,14 +216,25 @@ impl TxStore {
         view.first_sent.get_or_insert(at);
         view.last_sent = Some(at);
         view.last_leader = targets.first().map(|(leader, _)| *leader);
+        for (leader, _) in targets {
+            if !view.sent_to.contains(leader) {
+                Arc::make_mut(&mut view.sent_to).push(*leader);
+            }
+        }
         let log = Arc::make_mut(&mut view.send_log);
-        let first = log.len();
+        // Indices handed out count every stream ever logged, dropped ones included.
+        let first = view.send_log_dropped as usize + log.len();
         log.extend(targets.iter().map(|(leader, addr)| SendRecord {
             at,
             leader: *leader,
             addr: *addr,
             error: None,
         }));
+        if log.len() > SEND_LOG_CAP {
+            let drop = log.len() - SEND_LOG_CAP / 2;
+            log.drain(..drop);
+            view.send_log_dropped += drop as u64;
+        }
         Ok(first)
     }
 
@@ -268,7 +281,9 @@ impl TxStore {
             return;
         };
         if let Some(view) = self.views.get_mut(id as usize) {
-            if let Some(entry) = Arc::make_mut(&mut view.send_log).get_mut(log_index) {
+            // An entry already dropped from a full log keeps only its count.
+            let kept = log_index.checked_sub(view.send_log_dropped as usize);
+            if let Some(entry) = kept.and_then(|i| Arc::make_mut(&mut view.send_log).get_mut(i)) {
                 entry.error = Some(error.to_string());
             }
             if !view.state.is_final() {
@@ -352,5 +367,59 @@ fn counter(counts: &mut Counts, queue: Queue) -> &mut u64 {
         Queue::Confirmed => &mut counts.confirmed,
         Queue::Failed => &mut counts.failed,
         Queue::Expired => &mut counts.expired,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_tx() -> LoadedTx {
+        LoadedTx {
+            origin: "t:1".into(),
+            signature: solana_signature::Signature::from([3u8; 64]),
+            wire: vec![1u8; 100].into(),
+            recent_blockhash: Hash::new_from_array([9; 32]),
+            durable_nonce: true,
+        }
+    }
+
+    /// A durable-nonce transaction resent for hours keeps a bounded send log, yet every
+    /// leader it went to and the outcome of a recent stream are kept.
+    #[test]
+    fn the_send_log_is_bounded_and_keeps_what_matters() {
+        let start = Instant::now();
+        let mut store = TxStore::new(vec![one_tx()], start);
+        let (a, b) = (Pubkey::new_unique(), Pubkey::new_unique());
+        let mut last = 0;
+        for i in 0..10 * SEND_LOG_CAP {
+            let leader = if i == 0 { a } else { b };
+            last = store
+                .record_send(0, start, &[(leader, None)])
+                .expect("send");
+        }
+        store.record_stream_result(0, last, StreamOutcome::Throttled, Some("stopped"));
+        // An entry long dropped is counted, not found.
+        store.record_stream_result(0, 0, StreamOutcome::Throttled, Some("old"));
+        let view = store.view(0).expect("view");
+        assert!(
+            view.send_log.len() <= SEND_LOG_CAP,
+            "{}",
+            view.send_log.len()
+        );
+        assert_eq!(
+            view.send_log_dropped as usize + view.send_log.len(),
+            10 * SEND_LOG_CAP
+        );
+        assert_eq!(*view.sent_to, vec![a, b]);
+        assert_eq!(view.sends as usize, 10 * SEND_LOG_CAP);
+        let newest = view.send_log.last().expect("an entry");
+        assert_eq!(newest.error.as_deref(), Some("stopped"));
+        assert!(
+            view.send_log
+                .iter()
+                .all(|r| r.error.as_deref() != Some("old"))
+        );
+        assert_eq!(store.counts().streams.throttled, 2);
     }
 }

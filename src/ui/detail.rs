@@ -140,10 +140,17 @@ fn lines<'a>(tx: &'a TxView, snap: &Snapshot, theme: Theme) -> Vec<Line<'a>> {
     ));
     out.push(Line::default());
 
-    out.push(Line::from(Span::styled(
-        format!("Sends ({})", tx.send_log.len()),
-        theme.bold(),
-    )));
+    let streams = tx.send_log_dropped + tx.send_log.len() as u64;
+    let title = if tx.send_log_dropped == 0 {
+        format!("Sends ({streams})")
+    } else {
+        format!(
+            "Sends ({} streams; the last {} shown)",
+            fmt::count(streams),
+            tx.send_log.len()
+        )
+    };
+    out.push(Line::from(Span::styled(title, theme.bold())));
     if tx.send_log.is_empty() {
         out.push(Line::from(Span::styled("  never sent", theme.dim())));
     }

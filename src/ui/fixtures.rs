@@ -168,6 +168,12 @@ fn tx(id: u64, n: u64, state: TxState, leaders: &[LeaderView], elapsed: Duration
             }
         })
         .collect();
+    let mut sent_to: Vec<Pubkey> = Vec::new();
+    for s in &send_log {
+        if !sent_to.contains(&s.leader) {
+            sent_to.push(s.leader);
+        }
+    }
     let mut hist = vec![StatusRecord {
         at: Duration::ZERO,
         state: TxState::Queued,
@@ -242,7 +248,9 @@ fn tx(id: u64, n: u64, state: TxState, leaders: &[LeaderView], elapsed: Duration
         durable_nonce: false,
         last_leader: send_log.last().map(|s| s.leader),
         last_error,
+        sent_to: Arc::new(sent_to),
         send_log: Arc::new(send_log),
+        send_log_dropped: 0,
         history: Arc::new(hist),
     }
 }

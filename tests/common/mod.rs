@@ -2,10 +2,10 @@
 //! transactions land on a real validator.
 #![allow(dead_code)] // each test binary uses a different subset
 
-pub mod schema;
-pub mod tool;
 pub mod pty;
+pub mod schema;
 pub mod secrets;
+pub mod tool;
 
 use std::{
     collections::HashMap,

@@ -14,7 +14,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow};
 use solana_commitment_config::CommitmentConfig;
 use solana_keypair::Keypair;
 use solana_rpc_client::rpc_client::RpcClient;
@@ -34,6 +34,7 @@ use crate::{
         sol,
     },
     engine::{quic::QuicTransport, rpc::RpcChain},
+    exit,
     keyfile::{read_keypair, write_private_keypair},
     redact::redact_url,
 };
@@ -55,28 +56,32 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         return close_buffer(global, &args, buffer);
     }
     let Some(path) = args.program.clone() else {
-        bail!("give the program's .so file (or --close-buffer KEYPAIR)");
+        return Err(exit::usage(anyhow!(
+            "give the program's .so file (or --close-buffer KEYPAIR)"
+        )));
     };
-    let program = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let program = std::fs::read(&path)
+        .with_context(|| format!("reading {}", path.display()))
+        .map_err(exit::usage)?;
     if let Err(e) = elf::check_program(&program) {
         eprintln!("{}: {e}", path.display());
         eprintln!("nothing was sent");
-        return Ok(2);
+        return Ok(exit::USAGE);
     }
-    let resolved = config::resolve(&global.to_args(args.keypair.clone()))?;
-    let payer = Arc::new(payer_keypair(&resolved)?);
+    let resolved = config::resolve(&global.to_args(args.keypair.clone())).map_err(exit::usage)?;
+    let payer = Arc::new(payer_keypair(&resolved).map_err(exit::usage)?);
     let authority = match &args.upgrade_authority {
-        Some(p) => Arc::new(read_keypair(p)?),
+        Some(p) => Arc::new(read_keypair(p).map_err(exit::usage)?),
         None => payer.clone(),
     };
-    let program_id = ProgramId::resolve(args.program_id.as_deref(), &path)?;
+    let program_id = ProgramId::resolve(args.program_id.as_deref(), &path).map_err(exit::usage)?;
     let buffer_path = args
         .buffer
         .clone()
         .unwrap_or_else(|| sibling(&path, "buffer.json"));
     let buffer_existed = buffer_path.exists();
     let buffer = Arc::new(if buffer_existed {
-        read_keypair(&buffer_path)?
+        read_keypair(&buffer_path).map_err(exit::usage)?
     } else {
         Keypair::new()
     });
@@ -174,7 +179,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
                 // The loader closed the buffer; its keypair opens nothing any more.
                 let _ = std::fs::remove_file(&buffer_path);
             }
-            0
+            exit::OK
         }
         Err(e) => {
             eprintln!("error: {}", crate::redact::scrub(e));
@@ -183,9 +188,9 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
                 .interrupted
                 .load(std::sync::atomic::Ordering::SeqCst)
             {
-                130
+                exit::INTERRUPTED
             } else {
-                1
+                e.exit_code()
             }
         }
     };
