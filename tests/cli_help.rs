@@ -60,7 +60,9 @@ fn the_readme_table_lists_the_same_exit_codes() {
         .nth(1)
         .expect("README has an Exit codes section")
         .lines()
-        .filter(|l| l.starts_with("| ") && !l.starts_with("| code") && !l.starts_with("| ---"))
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .filter(|l| !l.starts_with("| code") && !l.starts_with("| ---"))
         .collect();
     let listed: Vec<u8> = table
         .iter()

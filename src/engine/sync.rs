@@ -84,6 +84,8 @@ pub(super) struct SyncState {
     pub reached: bool,
     pub staked: Option<bool>,
     pub health: Option<String>,
+    /// The last RPC failure, for the reason a run that never reached its RPC gives.
+    pub last_error: Option<String>,
     pub deadline_passed: Option<Instant>,
     /// The cluster's latest blockhash and its last valid height, for re-signing.
     pub latest: Option<(Hash, u64)>,
@@ -187,9 +189,12 @@ impl Engine {
         if self.sync.reached || now - self.start < RPC_NEVER_REACHABLE {
             return;
         }
-        let why = self.sync.health.clone().unwrap_or_default();
+        let why = match &self.sync.last_error {
+            Some(err) => format!(" (last error: {err})"),
+            None => String::new(),
+        };
         self.fail(format!(
-            "the RPC at {} has not answered in {} s: {why}",
+            "the RPC at {} has not answered in {} s{why}",
             self.cfg.rpc_url_display,
             RPC_NEVER_REACHABLE.as_secs()
         ));
@@ -314,6 +319,7 @@ impl Engine {
     fn chain_failed(&mut self, err: &ChainError) {
         let secs = self.cfg.poll_interval.as_secs_f64();
         let msg = format!("RPC unreachable ({err}), retrying every {secs:.1} s");
+        self.sync.last_error = Some(err.to_string());
         if self.sync.health.is_none() {
             log::warn!("{msg}");
         }
