@@ -16,6 +16,7 @@ use crate::source::LoadedTx;
 /// Validity checks per round, at the tip and at finalized each.
 const VALIDITY_CHECKS_PER_ROUND: usize = 16;
 
+/// Owned by the confirmer, the only part that reads blockhash news.
 pub(super) struct Blockhashes {
     expiry: ExpiryWatch,
     /// Transactions by blockhash (durable-nonce ones have none that expires). A re-signed

@@ -53,7 +53,8 @@ struct Answer {
 /// The lookups one poll round needs: ids, and whether to search the ledger too.
 pub(super) type Lookup = (Vec<u32>, bool);
 
-/// Watches sent, unfinished transactions and the blockhashes they ride on.
+/// Watches sent, unfinished transactions and the blockhashes they ride on, and decides their
+/// fates.
 pub(super) struct Confirmer {
     commitment: Commitment,
     /// Sent unfinished transactions whose statuses are asked of the status cache.

@@ -42,6 +42,7 @@ pub(super) struct Sent {
     pub at: Instant,
 }
 
+/// Owns the pace and the send queues; the loop asks it when to wake and what went out.
 pub(super) struct Dispatcher {
     transport: Arc<dyn Transport>,
     updates: mpsc::UnboundedSender<Update>,

@@ -8,6 +8,7 @@ use tokio::sync::mpsc;
 
 use super::{EngineConfig, TxFact};
 
+/// The journal writer's channel and its health flag; both absent when the run keeps no journal.
 pub(super) struct FactSink {
     facts: Option<mpsc::UnboundedSender<TxFact>>,
     /// Set by the journal writer when it can no longer write.

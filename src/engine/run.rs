@@ -58,6 +58,7 @@ use crate::{config::Commitment, source::LoadedTx};
 /// Updates handled per loop turn at most, so commands and sends still get their turn.
 const UPDATE_BATCH: usize = 256;
 
+/// The loop's state: the parts, the store, and what the header shows.
 pub(super) struct Engine {
     store: TxStore,
     leaders: LeaderBook,
