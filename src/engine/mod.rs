@@ -7,10 +7,17 @@
 //!               └── statuses / validity / schedule (chain, RPC) ◄───────┘
 //!  commands (mpsc) ─► run loop ─► snapshots (watch)
 //! ```
+//!
+//! Inside, one event loop (`run`) owns every part and routes each message to its owner; its
+//! module doc draws who imports whom. Besides one another, the parts use only the public types
+//! declared here ([`EngineConfig`], [`TxFact`], [`Prior`], [`Resigner`]).
 
+mod blockhashes;
 pub mod command;
 mod confirm;
+mod dispatch;
 pub mod expiry;
+mod facts;
 pub mod leaders;
 pub mod lifecycle;
 pub mod maxrate;
@@ -18,6 +25,7 @@ pub mod meter;
 pub mod net;
 pub mod pacer;
 pub mod quic;
+mod resign;
 mod resume;
 pub mod rpc;
 mod run;
@@ -28,6 +36,7 @@ pub mod slots;
 pub mod snapshot;
 pub mod store;
 mod sync;
+mod update;
 
 use std::{
     net::SocketAddr,
@@ -203,7 +212,7 @@ pub fn spawn_resumed(
 ) -> EngineHandle {
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (mut engine, snapshots) = run::Engine::new(cfg, txs, chain, transport);
-    engine.apply_prior(prior);
+    engine.resume(prior);
     let publisher = engine.publisher();
     let inner = tokio::spawn(engine.run(cmd_rx, slot_feed));
     let task = tokio::spawn(supervise(inner, publisher));

@@ -38,6 +38,9 @@ pub struct ChainStatus {
     pub err: Option<String>,
 }
 
+/// Largest batch [`Chain::signature_statuses`] takes (`getSignatureStatuses`' limit).
+pub const STATUS_BATCH: usize = 256;
+
 /// RPC reads the engine makes.
 pub trait Chain: Send + Sync + 'static {
     fn slot(&self) -> BoxFuture<'static, Result<u64, ChainError>>;
@@ -54,9 +57,10 @@ pub trait Chain: Send + Sync + 'static {
     fn tpu_quic_addresses(
         &self,
     ) -> BoxFuture<'static, Result<HashMap<Pubkey, SocketAddr>, ChainError>>;
-    /// Statuses of at most 256 signatures, in order. Without `history` the node answers from
-    /// its status cache alone (about the last 300 slots); with it (`searchTransactionHistory`)
-    /// it also searches its ledger, which is slower but sees older landings.
+    /// Statuses of at most [`STATUS_BATCH`] signatures, in order. Without `history` the node
+    /// answers from its status cache alone (about the last 300 slots); with it
+    /// (`searchTransactionHistory`) it also searches its ledger, which is slower but sees older
+    /// landings.
     fn signature_statuses(
         &self,
         signatures: Vec<Signature>,

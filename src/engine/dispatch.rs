@@ -1,0 +1,342 @@
+//! Deciding what to send when: the pacer (and the closed-loop [`MaxRate`] above it) sets the
+//! pace, never-sent transactions go in input order, resends come due on a heap, and each send
+//! goes to the leaders' current targets as one stream per leader, spawned off the loop.
+
+use std::{
+    cmp::Reverse,
+    collections::{BinaryHeap, HashMap, VecDeque},
+    sync::Arc,
+    time::Duration,
+};
+
+use tokio::{sync::mpsc, time::Instant};
+
+use super::{
+    EngineConfig,
+    leaders::LeaderBook,
+    lifecycle::TxState,
+    maxrate::{self, MaxRate},
+    net::{SendError, StreamOutcome, Transport},
+    pacer::Pacer,
+    snapshot::RateTarget,
+    store::{TxRecord, TxStore},
+    update::{SendDone, Update},
+};
+
+/// Sends made in one wake-up at most; with the pacer's 50 ms catch-up this bounds a burst.
+const SENDS_PER_WAKE: usize = 64;
+
+/// What holds a send back, as the rest of the engine knows it.
+pub(super) struct Hold<'a> {
+    /// The transaction's blockhash is no longer taken: a send would be wasted.
+    pub pointless: &'a dyn Fn(&TxRecord) -> bool,
+    /// The RPC is out, so nobody knows whether earlier sends landed.
+    pub rpc_down: bool,
+}
+
+/// A send that went out.
+pub(super) struct Sent {
+    pub id: u32,
+    /// How many times it has been sent now.
+    pub sends: u32,
+    pub at: Instant,
+}
+
+/// Owns the pace and the send queues; the loop asks it when to wake and what went out.
+pub(super) struct Dispatcher {
+    transport: Arc<dyn Transport>,
+    updates: mpsc::UnboundedSender<Update>,
+    send_timeout: Duration,
+    resend_interval: Duration,
+    target: RateTarget,
+    pacer: Pacer,
+    /// The closed loop, when the target is [`RateTarget::Max`].
+    maxrate: Option<MaxRate>,
+    /// Never-sent transactions, in input order.
+    fresh: VecDeque<u32>,
+    /// (due, id): the next resend of each sent, unfinished transaction.
+    resends: BinaryHeap<Reverse<(Instant, u32)>>,
+    /// Streams of each transaction send still in flight, and whether one was accepted, by
+    /// (id, round): a send reached no leader only when every stream failed.
+    rounds: HashMap<(u32, usize), (usize, bool)>,
+}
+
+impl Dispatcher {
+    pub(super) fn new(
+        cfg: &EngineConfig,
+        txs: usize,
+        transport: Arc<dyn Transport>,
+        updates: mpsc::UnboundedSender<Update>,
+        start: Instant,
+    ) -> Self {
+        let (rate, maxrate) = match cfg.rate {
+            RateTarget::Fixed(r) => (r, None),
+            RateTarget::Max => (maxrate::START_RATE, Some(MaxRate::default())),
+        };
+        Self {
+            transport,
+            updates,
+            send_timeout: cfg.send_timeout,
+            resend_interval: cfg.resend_interval,
+            target: cfg.rate,
+            pacer: Pacer::new(rate, start),
+            maxrate,
+            fresh: (0..txs as u32).collect(),
+            resends: BinaryHeap::new(),
+            rounds: HashMap::new(),
+        }
+    }
+
+    /// The rate asked for.
+    pub(super) fn target(&self) -> RateTarget {
+        self.target
+    }
+
+    /// The rate the pacer is sending at.
+    pub(super) fn pacing(&self) -> f64 {
+        self.pacer.rate()
+    }
+
+    pub(super) fn set_target(&mut self, target: RateTarget, now: Instant) {
+        match target {
+            RateTarget::Fixed(r) => {
+                let r = if r.is_finite() { r.max(1.0) } else { 1.0 };
+                self.target = RateTarget::Fixed(r);
+                self.maxrate = None;
+                self.pacer.set_rate(r, now);
+                log::info!("target rate set to {r} tx/s");
+            }
+            RateTarget::Max => {
+                self.target = RateTarget::Max;
+                let m = MaxRate::default();
+                self.pacer.set_rate(m.rate(), now);
+                self.maxrate = Some(m);
+                log::info!("target rate set to max (closed loop)");
+            }
+        }
+    }
+
+    /// Starts pacing afresh from `now` (after a pause, so no catch-up burst follows).
+    pub(super) fn restart(&mut self, now: Instant) {
+        self.pacer.restart(now);
+    }
+
+    /// One closed-loop step: `achieved` is the send rate over the last period alone, and
+    /// `unconfirmed` the sent transactions not yet final.
+    pub(super) fn control(&mut self, unconfirmed: u64, achieved: f64, now: Instant) {
+        if let Some(m) = self.maxrate.as_mut() {
+            let rate = m.evaluate(unconfirmed, achieved);
+            self.pacer.set_rate(rate, now);
+        }
+    }
+
+    /// `id` was sent by an earlier run: it is due again one resend interval from now.
+    pub(super) fn resend_later(&mut self, id: u32, now: Instant) {
+        self.resends.push(Reverse((now + self.resend_interval, id)));
+    }
+
+    /// `id` was signed again: it goes first, as a new transaction.
+    pub(super) fn send_first(&mut self, id: u32) {
+        self.fresh.push_front(id);
+    }
+
+    /// Forgets never-sent transactions that are no longer queued (final from the journal).
+    pub(super) fn keep_queued(&mut self, store: &TxStore) {
+        self.fresh.retain(|id| {
+            store
+                .record(*id)
+                .is_some_and(|r| r.state == TxState::Queued)
+        });
+    }
+
+    /// When the next send is due, or `None` when there is nothing to send or nowhere to send.
+    pub(super) fn next_send_at(
+        &mut self,
+        now: Instant,
+        store: &TxStore,
+        leaders: &LeaderBook,
+    ) -> Option<Instant> {
+        let work_at = if !self.fresh.is_empty() {
+            Some(now)
+        } else {
+            self.next_resend_due(store)
+        }?;
+        if leaders.all_backing_off(now) {
+            // Nowhere to send: wake when a backoff ends (or on the next update).
+            let until = leaders.next_backoff_end(now)?;
+            return Some(until.max(work_at).max(self.pacer.next_at()));
+        }
+        Some(work_at.max(self.pacer.next_at()))
+    }
+
+    /// Drops stale heap entries and returns the earliest due resend.
+    fn next_resend_due(&mut self, store: &TxStore) -> Option<Instant> {
+        while let Some(Reverse((due, id))) = self.resends.peek().copied() {
+            let live = store.record(id).is_some_and(|r| !r.state.is_final());
+            if live {
+                return Some(due);
+            }
+            self.resends.pop();
+        }
+        None
+    }
+
+    fn pick(&mut self, now: Instant, store: &TxStore, hold: &Hold) -> Option<u32> {
+        // Resends first: they are older and closer to expiry.
+        while let Some(Reverse((due, id))) = self.resends.peek().copied() {
+            if due > now {
+                break;
+            }
+            self.resends.pop();
+            let Some(rec) = store.record(id) else {
+                continue;
+            };
+            if rec.state.is_final() {
+                continue;
+            }
+            // Landed below the commitment, about to be declared expired, or the RPC is out so
+            // nobody knows whether it landed: wait, and let first sends have the pace.
+            if rec.seen_slot.is_some() || (hold.pointless)(rec) || hold.rpc_down {
+                self.resend_later(id, now);
+                continue;
+            }
+            return Some(id);
+        }
+        // A never-sent transaction may have finished already (expired, or landed through
+        // someone else): skip it. One whose blockhash the cluster no longer takes waits with
+        // the resends instead of spending the pace (it expires once that is final).
+        while let Some(id) = self.fresh.pop_front() {
+            let Some(rec) = store.record(id) else {
+                continue;
+            };
+            if rec.state.is_final() {
+                continue;
+            }
+            if (hold.pointless)(rec) {
+                self.resend_later(id, now);
+                continue;
+            }
+            return Some(id);
+        }
+        None
+    }
+
+    /// Sends every transaction whose pacer slot has come, up to [`SENDS_PER_WAKE`]: when the
+    /// task wakes late (timer granularity, a busy machine), the sends it owes go out in this
+    /// turn instead of one per loop turn, which capped the pace near 650 tx/s.
+    pub(super) fn send_due(
+        &mut self,
+        store: &mut TxStore,
+        leaders: &mut LeaderBook,
+        hold: &Hold,
+    ) -> Vec<Sent> {
+        let mut sent = Vec::new();
+        for _ in 0..SENDS_PER_WAKE {
+            match self.send_next(store, leaders, hold) {
+                Some(s) => sent.push(s),
+                None => break,
+            }
+            if self.pacer.next_at() > Instant::now() {
+                break;
+            }
+        }
+        sent
+    }
+
+    /// Sends the next transaction; `None` when there was nothing to send or nowhere to send it.
+    fn send_next(
+        &mut self,
+        store: &mut TxStore,
+        leaders: &mut LeaderBook,
+        hold: &Hold,
+    ) -> Option<Sent> {
+        let now = Instant::now();
+        let targets = leaders.targets(now);
+        if targets.is_empty() {
+            return None;
+        }
+        let id = self.pick(now, store, hold)?;
+        let first_log = store.record_send(id, now, &targets).ok()?;
+        let sends = store.view(id).map_or(0, |v| v.sends);
+        let sent = Sent { id, sends, at: now };
+        self.pacer.consume(now);
+        self.resend_later(id, now);
+        let Some(wire) = store.record(id).map(|r| r.wire.clone()) else {
+            return Some(sent);
+        };
+        let streams = targets.iter().filter(|(_, a)| a.is_some()).count();
+        if streams > 0 {
+            self.rounds.insert((id, first_log), (streams, false));
+        }
+        for (i, (leader, addr)) in targets.into_iter().enumerate() {
+            let Some(addr) = addr else { continue };
+            leaders.on_sent(leader, addr);
+            store.record_stream_sent();
+            let send = self.transport.send(addr, wire.clone());
+            let timeout = self.send_timeout;
+            let updates = self.updates.clone();
+            tokio::spawn(async move {
+                let result = match tokio::time::timeout(timeout, send).await {
+                    Ok(r) => r,
+                    Err(_) => Err(SendError::Timeout(timeout)),
+                };
+                let _ = updates.send(Update::SendDone(SendDone {
+                    id,
+                    round: first_log,
+                    log_index: first_log + i,
+                    leader,
+                    addr,
+                    result,
+                }));
+            });
+        }
+        Some(sent)
+    }
+
+    /// One stream of a send finished: the leader's figures, the transaction's send log, the
+    /// send's round, and the closed loop (throttling) hear of it.
+    pub(super) fn on_send_done(
+        &mut self,
+        done: SendDone,
+        store: &mut TxStore,
+        leaders: &mut LeaderBook,
+        now: Instant,
+    ) {
+        let SendDone {
+            id,
+            round,
+            log_index,
+            leader,
+            addr,
+            result,
+        } = done;
+        let outcome = leaders.on_result(leader, addr, &result, now);
+        let error = result.as_ref().err().map(|e| e.to_string());
+        if let Some(err) = &error {
+            log::debug!("send to {leader} at {addr} failed: {err}");
+        }
+        store.record_stream_result(id, log_index, outcome, error.as_deref());
+        self.on_round_result(id, round, result.is_ok(), store);
+        if outcome == StreamOutcome::Throttled
+            && let Some(m) = self.maxrate.as_mut()
+        {
+            m.on_throttle();
+        }
+    }
+
+    /// When this was the send's last stream and none was accepted, the send reached no leader.
+    fn on_round_result(&mut self, id: u32, round: usize, accepted: bool, store: &mut TxStore) {
+        let Some((left, any)) = self.rounds.get_mut(&(id, round)) else {
+            return;
+        };
+        *left -= 1;
+        *any |= accepted;
+        if *left == 0 {
+            let reached = *any;
+            self.rounds.remove(&(id, round));
+            if !reached {
+                store.record_failed_send();
+            }
+        }
+    }
+}
