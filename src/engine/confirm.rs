@@ -11,7 +11,8 @@ use solana_hash::Hash;
 use tokio::time::Instant;
 
 use super::{
-    EngineConfig, TxFact,
+    config::EngineConfig,
+    fact::TxFact,
     blockhashes::Blockhashes,
     lifecycle::TxEvent,
     net::{ChainStatus, STATUS_BATCH},

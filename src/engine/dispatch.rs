@@ -12,7 +12,7 @@ use std::{
 use tokio::{sync::mpsc, time::Instant};
 
 use super::{
-    EngineConfig,
+    config::EngineConfig,
     leaders::LeaderBook,
     lifecycle::TxState,
     maxrate::{self, MaxRate},

@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 
 use tokio::sync::mpsc;
 
-use super::{EngineConfig, TxFact};
+use super::{config::EngineConfig, fact::TxFact};
 
 /// The journal writer's channel and its health flag; both absent when the run keeps no journal.
 pub(super) struct FactSink {

@@ -9,20 +9,24 @@
 //! ```
 //!
 //! Inside, one event loop (`run`) owns every part and routes each message to its owner; its
-//! module doc draws who imports whom. Besides one another, the parts use only the public types
-//! declared here ([`EngineConfig`], [`TxFact`], [`Prior`], [`Resigner`]).
+//! module doc draws who imports whom. The types every part shares live in leaf modules
+//! (`config`, `fact`, `outcome`, `update`) that import no part, so nothing below `run` imports
+//! this module or `run`: no cycle.
 
 mod blockhashes;
 pub mod command;
+mod config;
 mod confirm;
 mod dispatch;
 pub mod expiry;
+mod fact;
 mod facts;
 pub mod leaders;
 pub mod lifecycle;
 pub mod maxrate;
 pub mod meter;
 pub mod net;
+mod outcome;
 pub mod pacer;
 pub mod quic;
 mod resign;
@@ -52,133 +56,14 @@ use tokio::{
     task::JoinHandle,
 };
 
-use crate::{config::Commitment, source::LoadedTx};
+pub use config::{EngineConfig, Resigner};
+pub use fact::{Prior, TxFact};
+pub use outcome::RunOutcome;
+
+use crate::source::LoadedTx;
 use command::Command;
 use net::{Chain, Transport};
 use snapshot::{LeaderStats, RateTarget, RunState, Snapshot};
-
-/// How a run behaves; every field has a CLI flag on `txpace send`.
-#[derive(Clone)]
-pub struct EngineConfig {
-    pub rate: RateTarget,
-    /// Bound on every network send.
-    pub send_timeout: Duration,
-    /// Upcoming distinct leaders that get each send besides the current one.
-    pub fanout: usize,
-    /// How long after a send an unconfirmed transaction is sent again.
-    pub resend_interval: Duration,
-    pub commitment: Commitment,
-    /// Send only here instead of following the leader schedule.
-    pub pinned_tpu: Option<SocketAddr>,
-    /// When durable-nonce transactions that have not landed are given up.
-    pub deadline: Option<Duration>,
-    /// Our QUIC identity, for the header's staked/unstaked.
-    pub identity: Pubkey,
-    /// RPC URL already redacted, for the header.
-    pub rpc_url_display: String,
-    /// Status, height and validity polls: about once a slot.
-    pub poll_interval: Duration,
-    /// Snapshot publishes: about ten a second.
-    pub publish_interval: Duration,
-    /// Start paused (the dashboard's user may want to look first).
-    pub start_paused: bool,
-    /// Every state change, as it happens, for the journal.
-    pub facts: Option<mpsc::UnboundedSender<TxFact>>,
-    /// Set by the journal writer when it can no longer write: the engine then stops.
-    pub journal_failure: Option<Arc<OnceLock<String>>>,
-    /// Signs expired transactions again (deploys, where txpace holds the signers).
-    pub resigner: Option<Arc<dyn Resigner>>,
-}
-
-/// A fact about one transaction, streamed as it happens so a journal can make a run resumable.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TxFact {
-    /// The `sends`-th send went out.
-    Sent {
-        id: u32,
-        sends: u32,
-    },
-    Confirmed {
-        id: u32,
-        slot: u64,
-        commitment: Commitment,
-    },
-    Failed {
-        id: u32,
-        slot: u64,
-        error: String,
-    },
-    Expired {
-        id: u32,
-    },
-    /// Signed again against a fresh blockhash; `signature` is its new id on chain.
-    Resigned {
-        id: u32,
-        signature: Signature,
-        attempt: u32,
-    },
-}
-
-/// What an earlier, interrupted run knew of a transaction (from its journal).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Prior {
-    /// Sent this many times, outcome unknown: the chain is asked before any resend.
-    Sent {
-        sends: u32,
-    },
-    Confirmed {
-        slot: u64,
-        commitment: Commitment,
-        sends: u32,
-    },
-    Failed {
-        slot: u64,
-        error: String,
-        sends: u32,
-    },
-    Expired {
-        sends: u32,
-    },
-}
-
-/// Signs a transaction again when its blockhash ran out.
-pub trait Resigner: Send + Sync + 'static {
-    /// A new signing of transaction `id` against `blockhash` as (first signature, wire bytes), or
-    /// `None` to let it expire. `attempt` counts from 1.
-    fn resign(&self, id: u32, attempt: u32, blockhash: Hash) -> Option<(Signature, Arc<[u8]>)>;
-}
-
-impl EngineConfig {
-    pub fn new(identity: Pubkey, rpc_url_display: String) -> Self {
-        Self {
-            rate: RateTarget::Fixed(100.0),
-            send_timeout: Duration::from_secs(5),
-            fanout: 1,
-            resend_interval: Duration::from_millis(4_000),
-            commitment: Commitment::Confirmed,
-            pinned_tpu: None,
-            deadline: None,
-            identity,
-            rpc_url_display,
-            poll_interval: Duration::from_millis(400),
-            publish_interval: Duration::from_millis(100),
-            start_paused: false,
-            facts: None,
-            journal_failure: None,
-            resigner: None,
-        }
-    }
-}
-
-/// What a finished engine hands back.
-#[derive(Clone, Debug)]
-pub struct RunOutcome {
-    pub snapshot: Arc<Snapshot>,
-    /// Highest commitment each transaction was seen at, by id.
-    pub commitments: Vec<Option<Commitment>>,
-    /// Every leader sent to, with its stream outcomes and landings.
-    pub leaders: Vec<LeaderStats>,
-}
 
 /// A running engine: send it commands, watch its snapshots, await its outcome.
 pub struct EngineHandle {

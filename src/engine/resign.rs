@@ -6,7 +6,7 @@ use std::sync::Arc;
 use solana_hash::Hash;
 use tokio::time::Instant;
 
-use super::{Resigner, TxFact, lifecycle::TxEvent, store::TxStore};
+use super::{config::Resigner, fact::TxFact, lifecycle::TxEvent, store::TxStore};
 
 /// The resigner, when there is one, and the blockhash it would sign against.
 pub(super) struct Resigning {

@@ -3,7 +3,7 @@
 
 use tokio::time::Instant;
 
-use super::{Prior, confirm::Confirmer, dispatch::Dispatcher, lifecycle::TxEvent, store::TxStore};
+use super::{fact::Prior, confirm::Confirmer, dispatch::Dispatcher, lifecycle::TxEvent, store::TxStore};
 
 /// Carries over what an interrupted run's journal knew; see [`super::spawn_resumed`].
 pub(super) fn apply_prior(

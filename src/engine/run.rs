@@ -18,7 +18,8 @@
 //!  ──────────────────────────────────────────────────────────────────────────────
 //!   leaves, which the modules above import and which import none of them:
 //!   update ─► net     store ─► lifecycle, snapshot     leaders ─► net, snapshot
-//!   meter ─► snapshot     command ─► snapshot
+//!   meter ─► snapshot     command ─► snapshot     config ─► fact, snapshot
+//!   fact     outcome ─► snapshot
 //! ```
 //!
 //! Arrows point at what a module imports; nothing imports this module but `mod.rs`, and no
@@ -38,7 +39,9 @@ use tokio::{
 };
 
 use super::{
-    EngineConfig, Prior, RunOutcome, TxFact,
+    config::EngineConfig,
+    fact::{Prior, TxFact},
+    outcome::RunOutcome,
     command::Command,
     confirm::{Confirmer, Decided},
     dispatch::{Dispatcher, Hold},

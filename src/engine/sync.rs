@@ -10,7 +10,7 @@ use solana_hash::Hash;
 use tokio::{sync::mpsc, time::Instant};
 
 use super::{
-    EngineConfig,
+    config::EngineConfig,
     leaders::LeaderBook,
     net::{Chain, ChainError, STATUS_BATCH},
     store::TxStore,

@@ -1,0 +1,77 @@
+//! How a run behaves ([`EngineConfig`]), and the re-signer a deploy lends the engine.
+
+use std::{
+    net::SocketAddr,
+    sync::{Arc, OnceLock},
+    time::Duration,
+};
+
+use solana_hash::Hash;
+use solana_pubkey::Pubkey;
+use solana_signature::Signature;
+use tokio::sync::mpsc;
+
+use super::{fact::TxFact, snapshot::RateTarget};
+use crate::config::Commitment;
+
+/// How a run behaves; every field has a CLI flag on `txpace send`.
+#[derive(Clone)]
+pub struct EngineConfig {
+    pub rate: RateTarget,
+    /// Bound on every network send.
+    pub send_timeout: Duration,
+    /// Upcoming distinct leaders that get each send besides the current one.
+    pub fanout: usize,
+    /// How long after a send an unconfirmed transaction is sent again.
+    pub resend_interval: Duration,
+    pub commitment: Commitment,
+    /// Send only here instead of following the leader schedule.
+    pub pinned_tpu: Option<SocketAddr>,
+    /// When durable-nonce transactions that have not landed are given up.
+    pub deadline: Option<Duration>,
+    /// Our QUIC identity, for the header's staked/unstaked.
+    pub identity: Pubkey,
+    /// RPC URL already redacted, for the header.
+    pub rpc_url_display: String,
+    /// Status, height and validity polls: about once a slot.
+    pub poll_interval: Duration,
+    /// Snapshot publishes: about ten a second.
+    pub publish_interval: Duration,
+    /// Start paused (the dashboard's user may want to look first).
+    pub start_paused: bool,
+    /// Every state change, as it happens, for the journal.
+    pub facts: Option<mpsc::UnboundedSender<TxFact>>,
+    /// Set by the journal writer when it can no longer write: the engine then stops.
+    pub journal_failure: Option<Arc<OnceLock<String>>>,
+    /// Signs expired transactions again (deploys, where txpace holds the signers).
+    pub resigner: Option<Arc<dyn Resigner>>,
+}
+
+/// Signs a transaction again when its blockhash ran out.
+pub trait Resigner: Send + Sync + 'static {
+    /// A new signing of transaction `id` against `blockhash` as (first signature, wire bytes), or
+    /// `None` to let it expire. `attempt` counts from 1.
+    fn resign(&self, id: u32, attempt: u32, blockhash: Hash) -> Option<(Signature, Arc<[u8]>)>;
+}
+
+impl EngineConfig {
+    pub fn new(identity: Pubkey, rpc_url_display: String) -> Self {
+        Self {
+            rate: RateTarget::Fixed(100.0),
+            send_timeout: Duration::from_secs(5),
+            fanout: 1,
+            resend_interval: Duration::from_millis(4_000),
+            commitment: Commitment::Confirmed,
+            pinned_tpu: None,
+            deadline: None,
+            identity,
+            rpc_url_display,
+            poll_interval: Duration::from_millis(400),
+            publish_interval: Duration::from_millis(100),
+            start_paused: false,
+            facts: None,
+            journal_failure: None,
+            resigner: None,
+        }
+    }
+}
