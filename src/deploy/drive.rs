@@ -17,6 +17,7 @@ use super::{
     DeployError,
     accounts::{AccountData, BufferState},
     chunks::WriteSigners,
+    compute::{self, ComputeBudget},
     plan::{Action, Plan},
     relay::{Phase, Relay},
     txs::{Planned, TxSet},
@@ -40,6 +41,10 @@ pub struct Deploy {
     /// Needed for a new program only.
     pub program_keypair: Option<Arc<Keypair>>,
     pub max_sign_attempts: u32,
+    /// Compute-unit price and limit every transaction carries.
+    pub budget: ComputeBudget,
+    /// `--final`: the last transaction also removes the upgrade authority.
+    pub finalize: bool,
     /// Rent for the buffer and the program account, as planned.
     pub buffer_rent: u64,
     pub program_rent: u64,
@@ -59,14 +64,17 @@ pub struct Cluster {
 /// One phase's engine run, for the report.
 pub struct PhaseRun {
     pub name: &'static str,
+    /// The compute-unit limit its transactions carried, when they carried one.
+    pub unit_limit: Option<u32>,
     pub outcome: RunOutcome,
 }
 
 /// What a deploy did, whether or not it finished.
 pub struct Outcome {
     pub phases: Vec<PhaseRun>,
-    /// The deploy or upgrade transaction, once it landed.
-    pub result: Result<Signature, DeployError>,
+    /// The deploy, upgrade or buffer hand-over transaction, once it landed; `Ok(None)` for a
+    /// `--buffer-only` run that ends with the writes.
+    pub result: Result<Option<Signature>, DeployError>,
 }
 
 struct PhaseJob {
@@ -95,11 +103,12 @@ async fn run_phases(
     done: &mut Vec<PhaseRun>,
 ) -> Result<Signature, DeployError> {
     let jobs = jobs(d)?;
+    let ends_with_writes = !jobs.iter().any(|j| j.last);
     let steps = jobs.len() as u8;
     let total = d.program.len() as u64;
     let mut bytes_before = d.plan.bytes_present();
     let mut landed = None;
-    for (k, job) in jobs.into_iter().enumerate() {
+    for (k, mut job) in jobs.into_iter().enumerate() {
         let phase = Phase {
             name: job.name,
             step: k as u8 + 1,
@@ -114,8 +123,8 @@ async fn run_phases(
         if job.last {
             relay.announce(&phase);
             check_buffer(d, c).await?;
-            simulate(&job, c).await?;
         }
+        let unit_limit = budget_phase(&mut job, d.budget, c).await?;
         let (blockhash, _) = c
             .rpc
             .get_latest_blockhash_with_commitment(CommitmentConfig::confirmed())
@@ -138,11 +147,19 @@ async fn run_phases(
         }
         done.push(PhaseRun {
             name: job.name,
+            unit_limit,
             outcome,
         });
         verdict?;
     }
-    landed.ok_or(DeployError::Unsigned)
+    if ends_with_writes {
+        // A --buffer-only run without a hand-over ends with its writes; the dashboard's DONE
+        // waits for the buffer to be read back and found to hold exactly the program.
+        check_buffer(d, c).await?;
+        relay.finish(RunState::Done);
+        return Ok(None);
+    }
+    landed.map(Some).ok_or(DeployError::Unsigned)
 }
 
 /// The phases `d`'s plan calls for, in order.
@@ -180,6 +197,16 @@ fn jobs(d: &Deploy) -> Result<Vec<PhaseJob>, DeployError> {
         });
     }
     let (name, last) = match d.plan.action {
+        Action::BufferOnly { hand_to: None } => return Ok(jobs),
+        Action::BufferOnly { hand_to: Some(new) } => (
+            "hand-over",
+            Planned {
+                origin: format!("hand buffer {buffer} to {new}"),
+                instructions: vec![loader::set_buffer_authority(&buffer, &authority, &new)],
+                signers: vec![d.authority.clone()],
+                bytes: 0,
+            },
+        ),
         Action::Deploy { max_len } => (
             "deploy",
             Planned {
@@ -212,6 +239,17 @@ fn jobs(d: &Deploy) -> Result<Vec<PhaseJob>, DeployError> {
             },
         ),
     };
+    let mut last = last;
+    if d.finalize {
+        // In the same transaction: a program is never live with an authority the user meant
+        // to give up.
+        last.instructions.push(loader::set_upgrade_authority(
+            &d.program_id,
+            &authority,
+            None,
+        ));
+        last.origin.push_str(", then immutable");
+    }
     jobs.push(PhaseJob {
         name,
         txs: TxSet::new(d.payer.clone(), vec![last], d.max_sign_attempts),
@@ -296,8 +334,40 @@ pub async fn fetch_account(
     }))
 }
 
-/// Simulates the phase's only transaction; a failure shows the program logs and spends nothing.
-async fn simulate(job: &PhaseJob, c: &Cluster) -> Result<(), DeployError> {
+/// Gives the phase's transactions their compute budget, and returns the unit limit they carry.
+/// A priced deploy without an explicit limit measures the phase's: its first transaction is
+/// simulated with the most units a transaction may ask for (every transaction of a phase does
+/// the same work on a like-sized account). The final transaction is always simulated first,
+/// so a deploy that would fail shows the program logs and spends nothing.
+async fn budget_phase(
+    job: &mut PhaseJob,
+    budget: ComputeBudget,
+    c: &Cluster,
+) -> Result<Option<u32>, DeployError> {
+    let measured = if budget.measures_limits() {
+        job.txs
+            .set_budget(budget.instructions(Some(compute::MAX_UNIT_LIMIT)));
+        let units = simulate(job, c).await?;
+        let limit = compute::limit_for(units);
+        log::info!(
+            "{} phase: {units} compute units simulated, limit {limit} per transaction",
+            job.name
+        );
+        Some(limit)
+    } else {
+        if job.last {
+            job.txs.set_budget(budget.instructions(None));
+            simulate(job, c).await?;
+        }
+        None
+    };
+    job.txs.set_budget(budget.instructions(measured));
+    Ok(budget.limit.or(measured))
+}
+
+/// Simulates the phase's first transaction and returns the compute units it consumed; a failure
+/// shows the program logs and spends nothing.
+async fn simulate(job: &PhaseJob, c: &Cluster) -> Result<u64, DeployError> {
     let (blockhash, _) = c
         .rpc
         .get_latest_blockhash_with_commitment(CommitmentConfig::confirmed())
@@ -317,7 +387,7 @@ async fn simulate(job: &PhaseJob, c: &Cluster) -> Result<(), DeployError> {
         .map_err(|e| DeployError::rpc("simulateTransaction", e))?
         .value;
     match result.err {
-        None => Ok(()),
+        None => Ok(result.units_consumed.unwrap_or(0)),
         Some(err) => Err(DeployError::Simulation {
             what: job.name,
             err: err.to_string(),
