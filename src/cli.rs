@@ -357,7 +357,8 @@ pub struct DeployArgs {
     /// Compute-unit price in micro-lamports for every transaction of the deploy (buffer
     /// creation, writes, deploy or upgrade), or `auto`: the --fee-percentile of recent
     /// prioritization fees for the accounts the deploy writes
-    #[arg(long, value_name = "MICROLAMPORTS|auto", value_parser = parse_unit_price)]
+    #[arg(long, value_name = "MICROLAMPORTS|auto", allow_negative_numbers = true,
+          value_parser = parse_unit_price)]
     pub with_compute_unit_price: Option<UnitPrice>,
     /// Compute-unit limit of every transaction [default: with a price, each phase's is
     /// measured by simulating its first transaction, plus a margin; without, none is set]

@@ -4,8 +4,10 @@
 //!
 //! One validator serves every scenario, one after another (a 2-core machine running several
 //! validators would measure the machine): a new deploy, an upgrade, a deploy killed mid-writes
-//! and resumed from its buffer, and an abandoned buffer closed for its lamports; and a deploy
-//! through an endpoint URL carrying API keys, which no output may quote.
+//! and resumed from its buffer, and an abandoned buffer closed for its lamports; a deploy
+//! through an endpoint URL carrying API keys, which no output may quote; priced deploys with a
+//! separate fee payer, read back from the chain; `--final`; `--buffer-only` with a hand-over;
+//! and an upgrade to a larger build, which extends the program first.
 
 mod common;
 
@@ -525,6 +527,41 @@ fn deploys_upgrades_resumes_and_closes_on_a_real_validator() {
 
     budgeted_deploys(&v, &rpc, &memo);
     buffer_only_then_handed_over(&v, &rpc, &memo);
+    a_larger_upgrade_extends_the_program_first(&v, &rpc, &memo, &token);
+}
+
+/// 9. Upgrading a small program with a larger build: the program-data account is extended
+/// (ExtendProgramChecked on agave 4.0) in a phase of its own, then upgraded; the program holds
+/// the larger build.
+fn a_larger_upgrade_extends_the_program_first(
+    v: &LocalValidator,
+    rpc: &RpcClient,
+    small: &[u8],
+    large: &[u8],
+) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let so = copy_program(d, "small.so", small);
+    let (_, report) = deploy(v, d, &[so.as_str()], 0);
+    let report = report.expect("a report");
+    let pid = report["program_id"].as_str().expect("id").to_string();
+    let program = Pubkey::from_str(&pid).expect("a program id");
+    let large_so = copy_program(d, "large.so", large);
+    let (out, report) = deploy(v, d, &[large_so.as_str(), "--program-id", &pid], 0);
+    let report = report.expect("a report");
+    assert_eq!(report["outcome"], "upgraded", "{report:#}");
+    assert_eq!(
+        phase_names(&report),
+        ["buffer", "writes", "extend", "upgrade"]
+    );
+    let extend = large.len() - small.len();
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains(&format!("then extend program {pid} by {extend} bytes")),
+        "{}",
+        show("larger upgrade", &out)
+    );
+    assert_deployed(rpc, &program, large, &v.mint_keypair().pubkey());
 }
 
 /// 8. `--buffer-only --new-buffer-authority KEY` (a multisig deploy's first half): the buffer

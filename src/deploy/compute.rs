@@ -124,7 +124,7 @@ mod tests {
     #[test]
     fn no_budget_adds_nothing_and_costs_nothing() {
         let none = ComputeBudget::default();
-        assert!(none.instructions(Some(5_000)).is_empty());
+        assert!(none.instructions(None).is_empty());
         assert!(none.widest_instructions().is_empty());
         assert_eq!(none.max_priority_fee(2), 0);
         assert!(!none.measures_limits());

@@ -45,6 +45,8 @@ pub struct Deploy {
     pub budget: ComputeBudget,
     /// `--final`: the last transaction also removes the upgrade authority.
     pub finalize: bool,
+    /// Extend with `ExtendProgramChecked` (the cluster refuses the unchecked instruction).
+    pub extend_checked: bool,
     /// Rent for the buffer and the program account, as planned.
     pub buffer_rent: u64,
     pub program_rent: u64,
@@ -101,13 +103,16 @@ async fn run_phases(
     c: &Cluster,
     relay: &mut Relay,
     done: &mut Vec<PhaseRun>,
-) -> Result<Signature, DeployError> {
+) -> Result<Option<Signature>, DeployError> {
     let jobs = jobs(d)?;
     let ends_with_writes = !jobs.iter().any(|j| j.last);
     let steps = jobs.len() as u8;
     let total = d.program.len() as u64;
     let mut bytes_before = d.plan.bytes_present();
     let mut landed = None;
+    // The loader refuses an upgrade in the slot the program was extended in, and simulates
+    // against the bank of that slot until a later one is confirmed: the upgrade waits for it.
+    let mut extended_in: Option<u64> = None;
     for (k, mut job) in jobs.into_iter().enumerate() {
         let phase = Phase {
             name: job.name,
@@ -123,6 +128,9 @@ async fn run_phases(
         if job.last {
             relay.announce(&phase);
             check_buffer(d, c).await?;
+            if let Some(slot) = extended_in {
+                confirmed_past(c, slot).await?;
+            }
         }
         let unit_limit = budget_phase(&mut job, d.budget, c).await?;
         let (blockhash, _) = c
@@ -144,6 +152,9 @@ async fn run_phases(
         bytes_before += phase.bytes.iter().sum::<u64>();
         if job.last {
             landed = outcome.snapshot.txs.get(0).map(|v| v.signature);
+        }
+        if job.name == "extend" {
+            extended_in = outcome.snapshot.txs.get(0).and_then(|v| v.landed_slot);
         }
         done.push(PhaseRun {
             name: job.name,
@@ -229,15 +240,20 @@ fn jobs(d: &Deploy) -> Result<Vec<PhaseJob>, DeployError> {
                 bytes: 0,
             },
         ),
-        Action::Upgrade { .. } => (
-            "upgrade",
-            Planned {
-                origin: format!("upgrade {}", d.program_id),
-                instructions: vec![loader::upgrade(&d.program_id, &buffer, &authority, &payer)],
-                signers: vec![d.authority.clone()],
-                bytes: 0,
-            },
-        ),
+        Action::Upgrade { extend, .. } => {
+            if extend > 0 {
+                jobs.push(extend_job(d, extend)?);
+            }
+            (
+                "upgrade",
+                Planned {
+                    origin: format!("upgrade {}", d.program_id),
+                    instructions: vec![loader::upgrade(&d.program_id, &buffer, &authority, &payer)],
+                    signers: vec![d.authority.clone()],
+                    bytes: 0,
+                },
+            )
+        }
     };
     let mut last = last;
     if d.finalize {
@@ -256,6 +272,53 @@ fn jobs(d: &Deploy) -> Result<Vec<PhaseJob>, DeployError> {
         last: true,
     });
     Ok(jobs)
+}
+
+/// The phase that grows the program-data account by `extend` bytes before an upgrade, paid by
+/// the payer and signed by the upgrade authority.
+fn extend_job(d: &Deploy, extend: usize) -> Result<PhaseJob, DeployError> {
+    let bytes = u32::try_from(extend)
+        .map_err(|_| DeployError::Instruction(format!("extending a program by {extend} bytes")))?;
+    let payer = d.payer.pubkey();
+    let authority = d.authority.pubkey();
+    let ix = if d.extend_checked {
+        loader::extend_program_checked(&d.program_id, &authority, Some(&payer), bytes)
+    } else {
+        loader::extend_program(&d.program_id, Some(&payer), bytes)
+    };
+    let planned = Planned {
+        origin: format!("extend {} by {extend} bytes", d.program_id),
+        instructions: vec![ix],
+        signers: vec![d.authority.clone()],
+        bytes: 0,
+    };
+    Ok(PhaseJob {
+        name: "extend",
+        txs: TxSet::new(d.payer.clone(), vec![planned], d.max_sign_attempts),
+        last: false,
+    })
+}
+
+/// Waits (up to 30 s) until the cluster has confirmed a slot after `slot`.
+async fn confirmed_past(c: &Cluster, slot: u64) -> Result<(), DeployError> {
+    let started = tokio::time::Instant::now();
+    loop {
+        let now = c
+            .rpc
+            .get_slot_with_commitment(CommitmentConfig::confirmed())
+            .await
+            .map_err(|e| DeployError::rpc("getSlot", e))?;
+        if now > slot {
+            return Ok(());
+        }
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            return Err(DeployError::rpc(
+                "getSlot",
+                format!("no slot after {slot} confirmed in 30 s"),
+            ));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
 
 /// Whether a phase's run lets the deploy go on.

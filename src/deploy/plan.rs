@@ -40,6 +40,15 @@ pub struct ChainState {
     pub program: Option<ProgramState>,
     pub balance: u64,
     pub rent: Rents,
+    /// Whether the cluster takes `ExtendProgramChecked` (and refuses the unchecked
+    /// `ExtendProgram`): the `enable_extend_program_checked` feature is active.
+    pub extend_checked: bool,
+}
+
+/// Bytes a program-data account must grow by to hold `len` program bytes where it holds
+/// `max_len`.
+pub fn extension(len: usize, max_len: usize) -> usize {
+    len.saturating_sub(max_len)
 }
 
 /// Rent-exempt minimums for the accounts a deploy creates.
@@ -57,8 +66,9 @@ pub struct Rents {
 pub enum Action {
     /// A new program with room for `max_len` bytes.
     Deploy { max_len: usize },
-    /// Replace the bytes of the existing program.
-    Upgrade { max_len: usize },
+    /// Replace the bytes of the existing program, first growing its program-data account by
+    /// `extend` bytes when the new build is larger than it holds.
+    Upgrade { max_len: usize, extend: usize },
     /// Only write the buffer (`--buffer-only`), then hand it to `hand_to` if given.
     BufferOnly { hand_to: Option<Pubkey> },
 }
@@ -158,20 +168,27 @@ pub fn plan(i: &Inputs, chain: &ChainState) -> Result<Plan, DeployError> {
                     expected: i.authority,
                 });
             }
-            if len > state.max_len {
-                return Err(DeployError::NoRoomToUpgrade {
-                    program: i.program_id,
-                    max_len: state.max_len,
-                    len,
-                });
-            }
+            // A larger build first grows the program-data account (a transaction of its own:
+            // the loader refuses an upgrade in the slot the program was extended in), topping
+            // its rent up to that of the new size.
+            let extend = extension(len, state.max_len);
+            let one_signer_tx = (signatures(&[i.payer, i.authority]) * LAMPORTS_PER_SIGNATURE)
+                .saturating_add(priority(1));
+            let (extend_fee, extend_rent) = if extend > 0 {
+                (
+                    one_signer_tx,
+                    chain.rent.programdata.saturating_sub(state.lamports),
+                )
+            } else {
+                (0, 0)
+            };
             (
                 Action::Upgrade {
-                    max_len: state.max_len,
+                    max_len: state.max_len.max(len),
+                    extend,
                 },
-                (signatures(&[i.payer, i.authority]) * LAMPORTS_PER_SIGNATURE)
-                    .saturating_add(priority(1)),
-                0,
+                one_signer_tx.saturating_add(extend_fee),
+                extend_rent,
             )
         }
         (None, None) => {
@@ -264,6 +281,7 @@ mod tests {
                 program: SOL / 100,
                 programdata: 3 * SOL,
             },
+            extend_checked: true,
         }
     }
 
@@ -373,21 +391,38 @@ mod tests {
             authority,
             max_len,
             slot: 1,
+            lamports: SOL,
         };
         let p = plan(
             &i,
             &chain(BufferState::Missing, Some(state(Some(i.authority), 20))),
         )
         .unwrap();
-        assert_eq!(p.action, Action::Upgrade { max_len: 20 });
+        assert_eq!(
+            p.action,
+            Action::Upgrade {
+                max_len: 20,
+                extend: 0
+            }
+        );
         assert_eq!(p.cost.program_rent, 0);
         let err = plan(&i, &chain(BufferState::Missing, Some(state(None, 20)))).unwrap_err();
         assert!(err.to_string().contains("immutable"), "{err}");
-        let err = plan(
+        // A build larger than the program-data account holds extends it first, topping its
+        // rent up from 1 SOL to that of the new size (3 SOL in `chain`), with one more fee.
+        let p = plan(
             &i,
             &chain(BufferState::Missing, Some(state(Some(i.authority), 8))),
         )
-        .unwrap_err();
-        assert!(matches!(err, DeployError::NoRoomToUpgrade { .. }));
+        .unwrap();
+        assert_eq!(
+            p.action,
+            Action::Upgrade {
+                max_len: 10,
+                extend: 2
+            }
+        );
+        assert_eq!(p.cost.program_rent, 2 * SOL);
+        assert_eq!(p.cost.fees, 2 * 5_000 + 3 * 5_000 + 2 * 5_000);
     }
 }

@@ -47,8 +47,12 @@ pub(super) fn describe_plan(
             "then deploy program {} with room for {max_len} bytes, upgrade authority {}",
             i.program_id, i.authority
         ),
-        Action::Upgrade { max_len } => eprintln!(
+        Action::Upgrade { max_len, extend: 0 } => eprintln!(
             "then upgrade program {} (room for {max_len} bytes) as authority {}",
+            i.program_id, i.authority
+        ),
+        Action::Upgrade { max_len, extend } => eprintln!(
+            "then extend program {} by {extend} bytes to {max_len} (ExtendProgram), and upgrade it as authority {}",
             i.program_id, i.authority
         ),
         Action::BufferOnly { hand_to: None } => eprintln!(

@@ -27,13 +27,11 @@ use crate::{
     commands::send::{Session, engine_config},
     config::{self, Resolved},
     deploy::{
-        accounts::BufferState,
         chunks::WriteSigners,
         drive::{self, Cluster, Deploy},
         elf,
-        plan::{self, Action, Inputs, Plan},
+        plan::{self, Action, Inputs},
         relay::{Relay, blank_snapshot},
-        sol,
     },
     engine::{quic::QuicTransport, rpc::RpcChain},
     exit,
@@ -210,6 +208,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
             max_sign_attempts: args.max_sign_attempts,
             budget: budget.budget,
             finalize: args.finalize,
+            extend_checked: chain.extend_checked,
             buffer_rent: rents.buffer,
             program_rent: rents.program,
         };
