@@ -77,6 +77,26 @@ pub enum Command {
     Deploy(DeployArgs),
 }
 
+/// `--with-compute-unit-price`: a price, or `auto` to take it from recent fees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnitPrice {
+    /// Micro-lamports per compute unit.
+    Fixed(u64),
+    Auto,
+}
+
+fn parse_unit_price(s: &str) -> Result<UnitPrice, String> {
+    if s.eq_ignore_ascii_case("auto") {
+        return Ok(UnitPrice::Auto);
+    }
+    s.parse::<u64>().map(UnitPrice::Fixed).map_err(|_| {
+        format!(
+            "{s:?} is neither a price in micro-lamports (0 to {}) nor `auto`",
+            u64::MAX
+        )
+    })
+}
+
 /// How input files are encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum InputFormat {
@@ -132,11 +152,13 @@ pub struct GenArgs {
     #[arg(long, value_enum, default_value_t = OutputFormat::Base64)]
     pub format: OutputFormat,
     /// Compute-unit price in micro-lamports per CU
-    #[arg(long, default_value_t = 1_000_000, allow_negative_numbers = true,
+    #[arg(long = "with-compute-unit-price", visible_alias = "cu-price",
+          default_value_t = 1_000_000, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64))]
     pub cu_price: u64,
     /// Compute-unit limit per transaction (at most 1400000, the most a transaction can use)
-    #[arg(long, default_value_t = 1_000, allow_negative_numbers = true,
+    #[arg(long = "with-compute-unit-limit", visible_alias = "cu-limit",
+          default_value_t = 1_000, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_CU_LIMIT)))]
     pub cu_limit: u32,
     /// Fund K fresh payer keypairs (saved next to the output) and spread the transfers over them
@@ -146,7 +168,7 @@ pub struct GenArgs {
 }
 
 /// The compute-unit limit a transaction can ask for (the runtime's `MAX_COMPUTE_UNIT_LIMIT`).
-pub const MAX_CU_LIMIT: u32 = 1_400_000;
+pub const MAX_CU_LIMIT: u32 = crate::deploy::compute::MAX_UNIT_LIMIT;
 
 /// The highest fixed pace accepted, in transactions per second: far above what one sender
 /// reaches, low enough that the pacer's interval stays a meaningful duration.
@@ -303,11 +325,13 @@ pub struct DemoArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub count: u32,
     /// Compute-unit price in micro-lamports per CU
-    #[arg(long, default_value_t = 1_000_000, allow_negative_numbers = true,
+    #[arg(long = "with-compute-unit-price", visible_alias = "cu-price",
+          default_value_t = 1_000_000, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u64))]
     pub cu_price: u64,
     /// Compute-unit limit per transaction (at most 1400000)
-    #[arg(long, default_value_t = 1_000, allow_negative_numbers = true,
+    #[arg(long = "with-compute-unit-limit", visible_alias = "cu-limit",
+          default_value_t = 1_000, allow_negative_numbers = true,
           value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_CU_LIMIT)))]
     pub cu_limit: u32,
     /// Send with the validator's own (staked) identity instead of an unstaked ephemeral one
@@ -322,15 +346,51 @@ pub struct DeployArgs {
     /// The program: the .so that `cargo build-sbf` writes to target/deploy/
     #[arg(value_name = "PROGRAM.so", required_unless_present = "close_buffer")]
     pub program: Option<PathBuf>,
-    /// Fee payer [default: the CLI config's keypair_path]
+    /// Default signer: the fee payer and upgrade authority unless --fee-payer or
+    /// --upgrade-authority name others [default: the CLI config's keypair_path]
     #[arg(short = 'k', long, value_name = "KEYPAIR")]
     pub keypair: Option<PathBuf>,
+    /// Fee payer of every transaction (and the buffer's and program's rent), apart from the
+    /// upgrade authority [default: the -k/--keypair signer]
+    #[arg(long, value_name = "KEYPAIR")]
+    pub fee_payer: Option<PathBuf>,
+    /// Compute-unit price in micro-lamports for every transaction of the deploy (buffer
+    /// creation, writes, deploy or upgrade), or `auto`: the --fee-percentile of recent
+    /// prioritization fees for the accounts the deploy writes
+    #[arg(long, value_name = "MICROLAMPORTS|auto", allow_negative_numbers = true,
+          value_parser = parse_unit_price)]
+    pub with_compute_unit_price: Option<UnitPrice>,
+    /// Compute-unit limit of every transaction [default: with a price, each phase's is
+    /// measured by simulating its first transaction, plus a margin; without, none is set]
+    #[arg(long, value_name = "UNITS", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_CU_LIMIT)))]
+    pub with_compute_unit_limit: Option<u32>,
+    /// Make the program immutable: the deploy or upgrade transaction itself removes its upgrade
+    /// authority, so it can never be upgraded again
+    #[arg(long = "final", conflicts_with = "buffer_only")]
+    pub finalize: bool,
+    /// Only create (or resume) and write the buffer; deploy or upgrade from it later, e.g. from
+    /// a multisig (the Solana CLI's `program write-buffer`)
+    #[arg(long, conflicts_with_all = ["program_id", "max_len"])]
+    pub buffer_only: bool,
+    /// Signer of the buffer's writes with --buffer-only [default: the upgrade authority]
+    #[arg(long, value_name = "KEYPAIR", requires = "buffer_only")]
+    pub buffer_authority: Option<PathBuf>,
+    /// With --buffer-only: once written and checked, hand the buffer to this key (a multisig's
+    /// vault, say) in a last transaction
+    #[arg(long, value_name = "PUBKEY", requires = "buffer_only")]
+    pub new_buffer_authority: Option<String>,
+    /// Which percentile of recent fees `--with-compute-unit-price auto` pays
+    #[arg(long, default_value_t = 75, value_name = "0-100", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub fee_percentile: u8,
     /// The program's address: a keypair file to deploy a new program (an existing one is
     /// upgraded), or the public key of a program to upgrade [default: NAME-keypair.json next to
     /// the .so, created when missing, as `cargo build-sbf` does]
     #[arg(long, value_name = "KEYPAIR|PUBKEY")]
     pub program_id: Option<String>,
-    /// Upgrade authority of the program, which also owns the buffer [default: the payer]
+    /// Upgrade authority of the program, which also owns the buffer [default: the -k/--keypair
+    /// signer]
     #[arg(long, value_name = "KEYPAIR")]
     pub upgrade_authority: Option<PathBuf>,
     /// Buffer account keypair: created when no account exists at its address, resumed when one

@@ -319,6 +319,26 @@ fn install(output: Output, file: Option<File>) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
+    /// Lines reach the file through the writer thread in order, and `flush` returns only once
+    /// everything queued before it is on disk: what the process's last words rely on.
+    #[test]
+    fn the_writer_thread_writes_every_line_in_order_before_flush_returns() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.log");
+        let file = File::create(&path).expect("log file");
+        let w = Writer::start(Some(file)).expect("writer");
+        for i in 0..1_000 {
+            w.send(Job::File(format!("line {i}\n")));
+        }
+        w.flush();
+        let text = std::fs::read_to_string(&path).expect("read");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1_000);
+        assert_eq!(lines[0], "line 0");
+        assert_eq!(lines[999], "line 999");
+        assert_eq!(w.dropped.load(Ordering::Relaxed), 0);
+    }
+
     #[test]
     fn the_default_keeps_transport_crates_to_warnings() {
         let f = Filter::parse(DEFAULT_FILTER);

@@ -33,7 +33,15 @@ fn cases() -> Vec<Case> {
     vec![
         Case {
             base: &["gen", "--out", "never-written.b64"],
-            flags: &["--count", "-n", "--cu-price", "--cu-limit", "--payers"],
+            flags: &[
+                "--count",
+                "-n",
+                "--with-compute-unit-price",
+                "--cu-price",
+                "--with-compute-unit-limit",
+                "--cu-limit",
+                "--payers",
+            ],
         },
         Case {
             base: &["send", "never-read.b64"],
@@ -41,7 +49,11 @@ fn cases() -> Vec<Case> {
         },
         Case {
             base: &["demo"],
-            flags: &["--count", "--cu-price", "--cu-limit"],
+            flags: &[
+                "--count",
+                "--with-compute-unit-price",
+                "--with-compute-unit-limit",
+            ],
         },
         Case {
             base: &["demo"],
@@ -49,7 +61,13 @@ fn cases() -> Vec<Case> {
         },
         Case {
             base: &["deploy", "never-read.so"],
-            flags: &["--max-len", "--max-sign-attempts"],
+            flags: &[
+                "--max-len",
+                "--max-sign-attempts",
+                "--with-compute-unit-price",
+                "--with-compute-unit-limit",
+                "--fee-percentile",
+            ],
         },
         Case {
             base: &["deploy", "never-read.so"],
@@ -101,8 +119,13 @@ fn every_numeric_flag_rejects_non_numbers_with_a_usage_error() {
                         .chain(tail)
                         .collect();
                     let (code, stderr) = run(dir.path(), &args);
-                    // `-n` is reported by its long name.
-                    let named = if *flag == "-n" { "--count" } else { flag };
+                    // `-n` and the old compute-budget names are reported by their long names.
+                    let named = match *flag {
+                        "-n" => "--count",
+                        "--cu-price" => "--with-compute-unit-price",
+                        "--cu-limit" => "--with-compute-unit-limit",
+                        other => other,
+                    };
                     if code != Some(2) || !stderr.contains(named) || stderr.contains("panicked") {
                         wrong.push(format!(
                             "txpace {}: exit {code:?}\n{stderr}",

@@ -4,8 +4,10 @@
 //!
 //! One validator serves every scenario, one after another (a 2-core machine running several
 //! validators would measure the machine): a new deploy, an upgrade, a deploy killed mid-writes
-//! and resumed from its buffer, and an abandoned buffer closed for its lamports; and a deploy
-//! through an endpoint URL carrying API keys, which no output may quote.
+//! and resumed from its buffer, and an abandoned buffer closed for its lamports; a deploy
+//! through an endpoint URL carrying API keys, which no output may quote; priced deploys with a
+//! separate fee payer, read back from the chain; `--final`; `--buffer-only` with a hand-over;
+//! and an upgrade to a larger build, which extends the program first.
 
 mod common;
 
@@ -27,6 +29,7 @@ use solana_loader_v3_interface::get_program_data_address;
 use solana_pubkey::Pubkey;
 use solana_rpc_client::rpc_client::RpcClient;
 use solana_sdk_ids::bpf_loader_upgradeable;
+use solana_signature::Signature;
 use solana_signer::Signer;
 use txpace::{
     deploy::{
@@ -521,4 +524,211 @@ fn deploys_upgrades_resumes_and_closes_on_a_real_validator() {
     );
     assert!(files.contains(&report6));
     assert_private(&files);
+
+    budgeted_deploys(&v, &rpc, &memo);
+    buffer_only_then_handed_over(&v, &rpc, &memo);
+    a_larger_upgrade_extends_the_program_first(&v, &rpc, &memo, &token);
+}
+
+/// 9. Upgrading a small program with a larger build: the program-data account is extended
+/// (ExtendProgramChecked on agave 4.0) in a phase of its own, then upgraded; the program holds
+/// the larger build.
+fn a_larger_upgrade_extends_the_program_first(
+    v: &LocalValidator,
+    rpc: &RpcClient,
+    small: &[u8],
+    large: &[u8],
+) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let so = copy_program(d, "small.so", small);
+    let (_, report) = deploy(v, d, &[so.as_str()], 0);
+    let report = report.expect("a report");
+    let pid = report["program_id"].as_str().expect("id").to_string();
+    let program = Pubkey::from_str(&pid).expect("a program id");
+    let large_so = copy_program(d, "large.so", large);
+    let (out, report) = deploy(v, d, &[large_so.as_str(), "--program-id", &pid], 0);
+    let report = report.expect("a report");
+    assert_eq!(report["outcome"], "upgraded", "{report:#}");
+    assert_eq!(
+        phase_names(&report),
+        ["buffer", "writes", "extend", "upgrade"]
+    );
+    let extend = large.len() - small.len();
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains(&format!("then extend program {pid} by {extend} bytes")),
+        "{}",
+        show("larger upgrade", &out)
+    );
+    assert_deployed(rpc, &program, large, &v.mint_keypair().pubkey());
+}
+
+/// 8. `--buffer-only --new-buffer-authority KEY` (a multisig deploy's first half): the buffer
+/// holds the program, belongs to KEY, and its keypair file is kept; no program is deployed.
+fn buffer_only_then_handed_over(v: &LocalValidator, rpc: &RpcClient, memo: &[u8]) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let so = copy_program(d, "memo.so", memo);
+    let vault = Pubkey::new_unique().to_string();
+    let args = [
+        so.as_str(),
+        "--buffer-only",
+        "--buffer",
+        "buf.json",
+        "--new-buffer-authority",
+        vault.as_str(),
+    ];
+    let (out, report) = deploy(v, d, &args, 0);
+    let report = report.expect("a report");
+    assert_eq!(report["outcome"], "buffer-written", "{report:#}");
+    assert_eq!(phase_names(&report), ["buffer", "writes", "hand-over"]);
+    assert!(report["signature"].is_string(), "{report:#}");
+    let buffer = read_keypair_file(d.join("buf.json"))
+        .expect("the buffer keypair is kept")
+        .pubkey();
+    assert_eq!(report["buffer"], buffer.to_string());
+    let data = account_data(rpc, &buffer).expect("the buffer account");
+    // Buffer { authority_address: Option<Pubkey> } after a u32 tag.
+    assert_eq!(data[4], 1, "the buffer has no authority");
+    assert_eq!(
+        data[5..37],
+        *Pubkey::from_str(&vault).expect("key").as_ref()
+    );
+    assert_eq!(&data[BUFFER_HEADER..], memo);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&format!("now belongs to {vault}")),
+        "{}",
+        show("buffer-only", &out)
+    );
+    assert!(
+        !d.join("memo-keypair.json").exists(),
+        "--buffer-only wrote a program keypair"
+    );
+}
+
+/// Every signature a deploy report lists, with its phase's recorded unit limit.
+fn landed_signatures(report: &Value) -> Vec<(Signature, Option<u64>)> {
+    report["phases"]
+        .as_array()
+        .expect("phases")
+        .iter()
+        .flat_map(|p| {
+            let limit = p["unit_limit"].as_u64();
+            p["report"]["transactions"]
+                .as_array()
+                .expect("transactions")
+                .iter()
+                .map(move |t| {
+                    let sig = Signature::from_str(t["signature"].as_str().expect("signature"))
+                        .expect("a signature");
+                    (sig, limit)
+                })
+        })
+        .collect()
+}
+
+/// 7. Compute budgets, read back from the chain: a price with each phase's limit measured by
+/// simulation, paid by a `--fee-payer` apart from the upgrade authority; then `auto` with an
+/// explicit limit. Every landed transaction carries the report's price and limit, its fee
+/// payer is the one named, and its fee is the base fee plus price × limit. Last, `--final`
+/// leaves the program without an upgrade authority.
+fn budgeted_deploys(v: &LocalValidator, rpc: &RpcClient, memo: &[u8]) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let payer = Keypair::new();
+    write_keypair_file(&payer, d.join("payer.json")).expect("payer keypair");
+    let fund = solana_system_interface::instruction::transfer(
+        &v.mint_keypair().pubkey(),
+        &payer.pubkey(),
+        10_000_000_000,
+    );
+    let blockhash = rpc.get_latest_blockhash().expect("blockhash");
+    let tx = solana_transaction::Transaction::new_signed_with_payer(
+        &[fund],
+        Some(&v.mint_keypair().pubkey()),
+        &[v.mint_keypair()],
+        blockhash,
+    );
+    rpc.send_and_confirm_transaction(&tx)
+        .expect("funding the fee payer");
+
+    let so = copy_program(d, "memo.so", memo);
+    let args = [
+        so.as_str(),
+        "--fee-payer",
+        "payer.json",
+        "--with-compute-unit-price",
+        "1000",
+    ];
+    let (out, report) = deploy(v, d, &args, 0);
+    let report = report.expect("a report");
+    assert_eq!(report["outcome"], "deployed", "{report:#}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("CU price 1,000 µlamports"),
+        "{}",
+        show("priced deploy", &out)
+    );
+    let budget = &report["compute_budget"];
+    assert_eq!(budget["unit_price"], 1_000, "{budget:#}");
+    assert_eq!(budget["price_from"], "flag");
+    assert_eq!(budget["unit_limit"], Value::Null);
+    let landed = landed_signatures(&report);
+    assert!(landed.len() >= 3, "{report:#}");
+    for (sig, limit) in &landed {
+        let limit = limit.unwrap_or_else(|| panic!("no measured limit for {sig}: {report:#}"));
+        let got = common::budget::landed(rpc, sig);
+        assert_eq!(got.price, Some(1_000), "{sig}: {got:?}");
+        assert_eq!(got.limit.map(u64::from), Some(limit), "{sig}: {got:?}");
+        assert_eq!(got.fee_payer, payer.pubkey(), "{sig}");
+        let priority = (1_000 * limit).div_ceil(1_000_000);
+        assert_eq!(
+            got.fee,
+            got.signatures as u64 * 5_000 + priority,
+            "{sig}: {got:?}"
+        );
+    }
+    let program =
+        Pubkey::from_str(report["program_id"].as_str().expect("id")).expect("a program id");
+    // The upgrade authority is the -k signer (the mint), not the fee payer.
+    assert_deployed(rpc, &program, memo, &v.mint_keypair().pubkey());
+
+    let so = copy_program(d, "memo2.so", memo);
+    let args = [
+        so.as_str(),
+        "--with-compute-unit-price",
+        "auto",
+        "--with-compute-unit-limit",
+        "60000",
+    ];
+    let (_, report) = deploy(v, d, &args, 0);
+    let report = report.expect("a report");
+    let budget = &report["compute_budget"];
+    assert_eq!(budget["price_from"], "recent", "{budget:#}");
+    assert_eq!(budget["percentile"], 75);
+    assert_eq!(budget["unit_limit"], 60_000);
+    let price = budget["unit_price"].as_u64().expect("a price");
+    for (sig, limit) in landed_signatures(&report) {
+        assert_eq!(limit, Some(60_000), "{report:#}");
+        let got = common::budget::landed(rpc, &sig);
+        assert_eq!((got.price, got.limit), (Some(price), Some(60_000)), "{sig}");
+    }
+    eprintln!("auto price on the test validator: {price} µlamports per CU");
+
+    // `--final`: deployed, and its program data holds no upgrade authority.
+    let so = copy_program(d, "memo3.so", memo);
+    let (out, report) = deploy(v, d, &[so.as_str(), "--final"], 0);
+    let report = report.expect("a report");
+    assert_eq!(report["outcome"], "deployed", "{report:#}");
+    assert_eq!(report["final"], true);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("can never be upgraded again"),
+        "{}",
+        show("final deploy", &out)
+    );
+    let program =
+        Pubkey::from_str(report["program_id"].as_str().expect("id")).expect("a program id");
+    let data = account_data(rpc, &get_program_data_address(&program)).expect("program data");
+    assert_eq!(data[12], 0, "--final left an upgrade authority");
+    assert_eq!(&data[PROGRAMDATA_HEADER..][..memo.len()], memo);
 }

@@ -149,7 +149,15 @@ fn deploy_report(phase: Value) -> Value {
         "bytes_already_in_buffer": 0,
         "signature": fixtures::signature(9).to_string(),
         "elapsed_s": 12.5,
-        "phases": [{ "name": "writes", "resigns": 2, "report": phase }],
+        "final": false,
+        "compute_budget": {
+            "unit_price": 1_200,
+            "price_from": "recent",
+            "percentile": 75,
+            "fee_samples": 150,
+            "unit_limit": null,
+        },
+        "phases": [{ "name": "writes", "resigns": 2, "unit_limit": 3_700, "report": phase }],
     })
 }
 
@@ -162,6 +170,10 @@ fn deploy_reports_conform_and_check_their_phase_reports() {
     let mut bad_phase = phase;
     bad_phase["summary"]["surprise"] = json!(true);
     assert!(!violations(Kind::Deploy, &deploy_report(bad_phase)).is_empty());
+
+    let mut no_source = deploy_report(report_of(fixtures::done(1), None, &[]));
+    no_source["compute_budget"]["price_from"] = json!("guess");
+    assert!(!violations(Kind::Deploy, &no_source).is_empty());
 
     let mut unknown_outcome = deploy_report(report_of(fixtures::done(1), None, &[]));
     unknown_outcome["outcome"] = json!("half-done");

@@ -71,6 +71,8 @@ pub struct ProgramState {
     /// Bytes the program-data account holds for the program: the largest upgrade it takes.
     pub max_len: usize,
     pub slot: u64,
+    /// Lamports the program-data account holds: what extending it must top up.
+    pub lamports: u64,
 }
 
 impl ProgramState {
@@ -126,6 +128,7 @@ impl ProgramState {
                 authority: upgrade_authority_address,
                 max_len: data.data.len().saturating_sub(PROGRAMDATA_HEADER),
                 slot,
+                lamports: data.lamports,
             })),
             _ => Err(not_program(format!(
                 "a program whose program-data account {programdata_address} does not parse"
@@ -241,7 +244,8 @@ mod tests {
                 programdata: pd,
                 authority: Some(auth),
                 max_len: 1000,
-                slot: 9
+                slot: 9,
+                lamports: programdata.lamports,
             }
         );
         assert_eq!(ProgramState::read(&id, None, |_| Ok(None)).unwrap(), None);

@@ -17,6 +17,7 @@ use super::{
     DeployError,
     accounts::{AccountData, BufferState},
     chunks::WriteSigners,
+    compute::{self, ComputeBudget},
     plan::{Action, Plan},
     relay::{Phase, Relay},
     txs::{Planned, TxSet},
@@ -40,6 +41,12 @@ pub struct Deploy {
     /// Needed for a new program only.
     pub program_keypair: Option<Arc<Keypair>>,
     pub max_sign_attempts: u32,
+    /// Compute-unit price and limit every transaction carries.
+    pub budget: ComputeBudget,
+    /// `--final`: the last transaction also removes the upgrade authority.
+    pub finalize: bool,
+    /// Extend with `ExtendProgramChecked` (the cluster refuses the unchecked instruction).
+    pub extend_checked: bool,
     /// Rent for the buffer and the program account, as planned.
     pub buffer_rent: u64,
     pub program_rent: u64,
@@ -59,14 +66,17 @@ pub struct Cluster {
 /// One phase's engine run, for the report.
 pub struct PhaseRun {
     pub name: &'static str,
+    /// The compute-unit limit its transactions carried, when they carried one.
+    pub unit_limit: Option<u32>,
     pub outcome: RunOutcome,
 }
 
 /// What a deploy did, whether or not it finished.
 pub struct Outcome {
     pub phases: Vec<PhaseRun>,
-    /// The deploy or upgrade transaction, once it landed.
-    pub result: Result<Signature, DeployError>,
+    /// The deploy, upgrade or buffer hand-over transaction, once it landed; `Ok(None)` for a
+    /// `--buffer-only` run that ends with the writes.
+    pub result: Result<Option<Signature>, DeployError>,
 }
 
 struct PhaseJob {
@@ -93,13 +103,17 @@ async fn run_phases(
     c: &Cluster,
     relay: &mut Relay,
     done: &mut Vec<PhaseRun>,
-) -> Result<Signature, DeployError> {
+) -> Result<Option<Signature>, DeployError> {
     let jobs = jobs(d)?;
+    let ends_with_writes = !jobs.iter().any(|j| j.last);
     let steps = jobs.len() as u8;
     let total = d.program.len() as u64;
     let mut bytes_before = d.plan.bytes_present();
     let mut landed = None;
-    for (k, job) in jobs.into_iter().enumerate() {
+    // The loader refuses an upgrade in the slot the program was extended in, and simulates
+    // against the bank of that slot until a later one is confirmed: the upgrade waits for it.
+    let mut extended_in: Option<u64> = None;
+    for (k, mut job) in jobs.into_iter().enumerate() {
         let phase = Phase {
             name: job.name,
             step: k as u8 + 1,
@@ -114,8 +128,11 @@ async fn run_phases(
         if job.last {
             relay.announce(&phase);
             check_buffer(d, c).await?;
-            simulate(&job, c).await?;
+            if let Some(slot) = extended_in {
+                confirmed_past(c, slot).await?;
+            }
         }
+        let unit_limit = budget_phase(&mut job, d.budget, c).await?;
         let (blockhash, _) = c
             .rpc
             .get_latest_blockhash_with_commitment(CommitmentConfig::confirmed())
@@ -136,13 +153,24 @@ async fn run_phases(
         if job.last {
             landed = outcome.snapshot.txs.get(0).map(|v| v.signature);
         }
+        if job.name == "extend" {
+            extended_in = outcome.snapshot.txs.get(0).and_then(|v| v.landed_slot);
+        }
         done.push(PhaseRun {
             name: job.name,
+            unit_limit,
             outcome,
         });
         verdict?;
     }
-    landed.ok_or(DeployError::Unsigned)
+    if ends_with_writes {
+        // A --buffer-only run without a hand-over ends with its writes; the dashboard's DONE
+        // waits for the buffer to be read back and found to hold exactly the program.
+        check_buffer(d, c).await?;
+        relay.finish(RunState::Done);
+        return Ok(None);
+    }
+    landed.map(Some).ok_or(DeployError::Unsigned)
 }
 
 /// The phases `d`'s plan calls for, in order.
@@ -180,6 +208,16 @@ fn jobs(d: &Deploy) -> Result<Vec<PhaseJob>, DeployError> {
         });
     }
     let (name, last) = match d.plan.action {
+        Action::BufferOnly { hand_to: None } => return Ok(jobs),
+        Action::BufferOnly { hand_to: Some(new) } => (
+            "hand-over",
+            Planned {
+                origin: format!("hand buffer {buffer} to {new}"),
+                instructions: vec![loader::set_buffer_authority(&buffer, &authority, &new)],
+                signers: vec![d.authority.clone()],
+                bytes: 0,
+            },
+        ),
         Action::Deploy { max_len } => (
             "deploy",
             Planned {
@@ -202,22 +240,85 @@ fn jobs(d: &Deploy) -> Result<Vec<PhaseJob>, DeployError> {
                 bytes: 0,
             },
         ),
-        Action::Upgrade { .. } => (
-            "upgrade",
-            Planned {
-                origin: format!("upgrade {}", d.program_id),
-                instructions: vec![loader::upgrade(&d.program_id, &buffer, &authority, &payer)],
-                signers: vec![d.authority.clone()],
-                bytes: 0,
-            },
-        ),
+        Action::Upgrade { extend, .. } => {
+            if extend > 0 {
+                jobs.push(extend_job(d, extend)?);
+            }
+            (
+                "upgrade",
+                Planned {
+                    origin: format!("upgrade {}", d.program_id),
+                    instructions: vec![loader::upgrade(&d.program_id, &buffer, &authority, &payer)],
+                    signers: vec![d.authority.clone()],
+                    bytes: 0,
+                },
+            )
+        }
     };
+    let mut last = last;
+    if d.finalize {
+        // In the same transaction: a program is never live with an authority the user meant
+        // to give up.
+        last.instructions.push(loader::set_upgrade_authority(
+            &d.program_id,
+            &authority,
+            None,
+        ));
+        last.origin.push_str(", then immutable");
+    }
     jobs.push(PhaseJob {
         name,
         txs: TxSet::new(d.payer.clone(), vec![last], d.max_sign_attempts),
         last: true,
     });
     Ok(jobs)
+}
+
+/// The phase that grows the program-data account by `extend` bytes before an upgrade, paid by
+/// the payer and signed by the upgrade authority.
+fn extend_job(d: &Deploy, extend: usize) -> Result<PhaseJob, DeployError> {
+    let bytes = u32::try_from(extend)
+        .map_err(|_| DeployError::Instruction(format!("extending a program by {extend} bytes")))?;
+    let payer = d.payer.pubkey();
+    let authority = d.authority.pubkey();
+    let ix = if d.extend_checked {
+        loader::extend_program_checked(&d.program_id, &authority, Some(&payer), bytes)
+    } else {
+        loader::extend_program(&d.program_id, Some(&payer), bytes)
+    };
+    let planned = Planned {
+        origin: format!("extend {} by {extend} bytes", d.program_id),
+        instructions: vec![ix],
+        signers: vec![d.authority.clone()],
+        bytes: 0,
+    };
+    Ok(PhaseJob {
+        name: "extend",
+        txs: TxSet::new(d.payer.clone(), vec![planned], d.max_sign_attempts),
+        last: false,
+    })
+}
+
+/// Waits (up to 30 s) until the cluster has confirmed a slot after `slot`.
+async fn confirmed_past(c: &Cluster, slot: u64) -> Result<(), DeployError> {
+    let started = tokio::time::Instant::now();
+    loop {
+        let now = c
+            .rpc
+            .get_slot_with_commitment(CommitmentConfig::confirmed())
+            .await
+            .map_err(|e| DeployError::rpc("getSlot", e))?;
+        if now > slot {
+            return Ok(());
+        }
+        if started.elapsed() > std::time::Duration::from_secs(30) {
+            return Err(DeployError::rpc(
+                "getSlot",
+                format!("no slot after {slot} confirmed in 30 s"),
+            ));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
 
 /// Whether a phase's run lets the deploy go on.
@@ -296,8 +397,40 @@ pub async fn fetch_account(
     }))
 }
 
-/// Simulates the phase's only transaction; a failure shows the program logs and spends nothing.
-async fn simulate(job: &PhaseJob, c: &Cluster) -> Result<(), DeployError> {
+/// Gives the phase's transactions their compute budget, and returns the unit limit they carry.
+/// A priced deploy without an explicit limit measures the phase's: its first transaction is
+/// simulated with the most units a transaction may ask for (every transaction of a phase does
+/// the same work on a like-sized account). The final transaction is always simulated first,
+/// so a deploy that would fail shows the program logs and spends nothing.
+async fn budget_phase(
+    job: &mut PhaseJob,
+    budget: ComputeBudget,
+    c: &Cluster,
+) -> Result<Option<u32>, DeployError> {
+    let measured = if budget.measures_limits() {
+        job.txs
+            .set_budget(budget.instructions(Some(compute::MAX_UNIT_LIMIT)));
+        let units = simulate(job, c).await?;
+        let limit = compute::limit_for(units);
+        log::info!(
+            "{} phase: {units} compute units simulated, limit {limit} per transaction",
+            job.name
+        );
+        Some(limit)
+    } else {
+        if job.last {
+            job.txs.set_budget(budget.instructions(None));
+            simulate(job, c).await?;
+        }
+        None
+    };
+    job.txs.set_budget(budget.instructions(measured));
+    Ok(budget.limit.or(measured))
+}
+
+/// Simulates the phase's first transaction and returns the compute units it consumed; a failure
+/// shows the program logs and spends nothing.
+async fn simulate(job: &PhaseJob, c: &Cluster) -> Result<u64, DeployError> {
     let (blockhash, _) = c
         .rpc
         .get_latest_blockhash_with_commitment(CommitmentConfig::confirmed())
@@ -317,7 +450,7 @@ async fn simulate(job: &PhaseJob, c: &Cluster) -> Result<(), DeployError> {
         .map_err(|e| DeployError::rpc("simulateTransaction", e))?
         .value;
     match result.err {
-        None => Ok(()),
+        None => Ok(result.units_consumed.unwrap_or(0)),
         Some(err) => Err(DeployError::Simulation {
             what: job.name,
             err: err.to_string(),

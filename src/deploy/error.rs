@@ -47,16 +47,6 @@ pub enum DeployError {
         expected: Pubkey,
     },
     #[error(
-        "program {program} has room for {max_len} bytes but the new build is {len} bytes: extend \
-         it first (`solana program extend {program} {}`)",
-        len - max_len
-    )]
-    NoRoomToUpgrade {
-        program: Pubkey,
-        max_len: usize,
-        len: usize,
-    },
-    #[error(
         "program {0} does not exist: to deploy a new program pass --program-id KEYPAIR (its \
          keypair signs the program account's creation)"
     )]
@@ -122,7 +112,6 @@ impl DeployError {
             | DeployError::BufferSize { .. }
             | DeployError::NotAProgram { .. }
             | DeployError::UpgradeAuthority { .. }
-            | DeployError::NoRoomToUpgrade { .. }
             | DeployError::NoProgramKeypair(_)
             | DeployError::MaxLenTooSmall { .. }
             | DeployError::MaxLenTooLarge(_)

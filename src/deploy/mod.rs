@@ -5,10 +5,12 @@
 //! be checked is checked before the first lamport is spent ([`elf`], [`plan`]); writes whose
 //! blockhash expires are signed again ([`txs`]); an interrupted deploy resumes from what its
 //! buffer holds ([`chunks`]); and the dashboard shows which phase runs and how many program
-//! bytes are in the buffer ([`relay`]).
+//! bytes are in the buffer ([`relay`]). Every transaction can carry a compute-unit price and
+//! limit ([`compute`]).
 
 pub mod accounts;
 pub mod chunks;
+pub mod compute;
 pub mod drive;
 pub mod elf;
 mod error;

@@ -9,6 +9,7 @@ use super::{
     DeployError,
     accounts::{BufferState, ProgramState},
     chunks::Chunks,
+    compute::ComputeBudget,
     elf::MAX_PROGRAM_LEN,
 };
 use crate::workload::LAMPORTS_PER_SIGNATURE;
@@ -26,6 +27,10 @@ pub struct Inputs<'a> {
     pub buffer: Pubkey,
     pub max_len: Option<usize>,
     pub chunk_size: usize,
+    /// The compute budget every transaction carries: its priority fee is part of the cost.
+    pub budget: ComputeBudget,
+    /// `--buffer-only`, and the key to hand the written buffer to.
+    pub buffer_only: Option<Option<Pubkey>>,
 }
 
 /// The chain as read just before planning.
@@ -35,6 +40,15 @@ pub struct ChainState {
     pub program: Option<ProgramState>,
     pub balance: u64,
     pub rent: Rents,
+    /// Whether the cluster takes `ExtendProgramChecked` (and refuses the unchecked
+    /// `ExtendProgram`): the `enable_extend_program_checked` feature is active.
+    pub extend_checked: bool,
+}
+
+/// Bytes a program-data account must grow by to hold `len` program bytes where it holds
+/// `max_len`.
+pub fn extension(len: usize, max_len: usize) -> usize {
+    len.saturating_sub(max_len)
 }
 
 /// Rent-exempt minimums for the accounts a deploy creates.
@@ -52,8 +66,11 @@ pub struct Rents {
 pub enum Action {
     /// A new program with room for `max_len` bytes.
     Deploy { max_len: usize },
-    /// Replace the bytes of the existing program.
-    Upgrade { max_len: usize },
+    /// Replace the bytes of the existing program, first growing its program-data account by
+    /// `extend` bytes when the new build is larger than it holds.
+    Upgrade { max_len: usize, extend: usize },
+    /// Only write the buffer (`--buffer-only`), then hand it to `hand_to` if given.
+    BufferOnly { hand_to: Option<Pubkey> },
 }
 
 /// Lamports the deploy spends at its peak, itemised for the refusal message.
@@ -126,10 +143,24 @@ pub fn plan(i: &Inputs, chain: &ChainState) -> Result<Plan, DeployError> {
             (false, chunks.differing(i.program, program), *lamports)
         }
     };
-    let write_fee = signatures(&[i.payer, i.authority]) * LAMPORTS_PER_SIGNATURE;
-    let create_fee = 2 * LAMPORTS_PER_SIGNATURE;
-    let (action, final_fee, program_rent) = match &chain.program {
-        Some(state) => {
+    // Base fees per signature, plus the most priority fee each transaction can be charged
+    // (counted by its instructions besides the compute budget's: a write is one; creating the
+    // buffer, and deploying, are an account creation and the loader's instruction).
+    let priority = |instructions| i.budget.max_priority_fee(instructions);
+    let write_fee =
+        (signatures(&[i.payer, i.authority]) * LAMPORTS_PER_SIGNATURE).saturating_add(priority(1));
+    let create_fee = (2 * LAMPORTS_PER_SIGNATURE).saturating_add(priority(2));
+    let (action, final_fee, program_rent) = match (i.buffer_only, &chain.program) {
+        (Some(hand_to), _) => (
+            Action::BufferOnly { hand_to },
+            match hand_to {
+                Some(_) => (signatures(&[i.payer, i.authority]) * LAMPORTS_PER_SIGNATURE)
+                    .saturating_add(priority(1)),
+                None => 0,
+            },
+            0,
+        ),
+        (None, Some(state)) => {
             if state.authority != Some(i.authority) {
                 return Err(DeployError::UpgradeAuthority {
                     program: i.program_id,
@@ -137,22 +168,30 @@ pub fn plan(i: &Inputs, chain: &ChainState) -> Result<Plan, DeployError> {
                     expected: i.authority,
                 });
             }
-            if len > state.max_len {
-                return Err(DeployError::NoRoomToUpgrade {
-                    program: i.program_id,
-                    max_len: state.max_len,
-                    len,
-                });
-            }
+            // A larger build first grows the program-data account (a transaction of its own:
+            // the loader refuses an upgrade in the slot the program was extended in), topping
+            // its rent up to that of the new size.
+            let extend = extension(len, state.max_len);
+            let one_signer_tx = (signatures(&[i.payer, i.authority]) * LAMPORTS_PER_SIGNATURE)
+                .saturating_add(priority(1));
+            let (extend_fee, extend_rent) = if extend > 0 {
+                (
+                    one_signer_tx,
+                    chain.rent.programdata.saturating_sub(state.lamports),
+                )
+            } else {
+                (0, 0)
+            };
             (
                 Action::Upgrade {
-                    max_len: state.max_len,
+                    max_len: state.max_len.max(len),
+                    extend,
                 },
-                signatures(&[i.payer, i.authority]) * LAMPORTS_PER_SIGNATURE,
-                0,
+                one_signer_tx.saturating_add(extend_fee),
+                extend_rent,
             )
         }
-        None => {
+        (None, None) => {
             if !i.have_program_keypair {
                 return Err(DeployError::NoProgramKeypair(i.program_id));
             }
@@ -169,7 +208,8 @@ pub fn plan(i: &Inputs, chain: &ChainState) -> Result<Plan, DeployError> {
                 .saturating_add(chain.rent.programdata.saturating_sub(buffer_lamports));
             (
                 Action::Deploy { max_len },
-                signatures(&[i.payer, i.program_id, i.authority]) * LAMPORTS_PER_SIGNATURE,
+                (signatures(&[i.payer, i.program_id, i.authority]) * LAMPORTS_PER_SIGNATURE)
+                    .saturating_add(priority(2)),
                 rent,
             )
         }
@@ -226,6 +266,8 @@ mod tests {
             buffer: Pubkey::new_unique(),
             max_len: None,
             chunk_size: 4,
+            budget: ComputeBudget::default(),
+            buffer_only: None,
         }
     }
 
@@ -239,6 +281,7 @@ mod tests {
                 program: SOL / 100,
                 programdata: 3 * SOL,
             },
+            extend_checked: true,
         }
     }
 
@@ -259,6 +302,28 @@ mod tests {
                 fees: 3 * 5_000 + 10_000 + 10_000,
                 program_rent: SOL / 100 + SOL,
             }
+        );
+    }
+
+    /// A priced deploy budgets each transaction's priority fee at its most: the explicit
+    /// limit, or the default allotment per instruction while the limit is still to be measured.
+    #[test]
+    fn priority_fees_are_part_of_the_cost() {
+        let program = [1u8; 10];
+        let mut i = inputs(&program);
+        i.budget = ComputeBudget {
+            price: Some(1_000_000),
+            limit: Some(5_000),
+        };
+        let p = plan(&i, &chain(BufferState::Missing, None)).unwrap();
+        // Five transactions (create, three writes, deploy), 5,000 lamports of priority each.
+        assert_eq!(p.cost.fees, 3 * 5_000 + 10_000 + 10_000 + 5 * 5_000);
+        i.budget.limit = None;
+        let p = plan(&i, &chain(BufferState::Missing, None)).unwrap();
+        // 200,000 units a write, 400,000 for the two-instruction create and deploy.
+        assert_eq!(
+            p.cost.fees,
+            3 * 5_000 + 10_000 + 10_000 + 3 * 200_000 + 2 * 400_000
         );
     }
 
@@ -326,21 +391,38 @@ mod tests {
             authority,
             max_len,
             slot: 1,
+            lamports: SOL,
         };
         let p = plan(
             &i,
             &chain(BufferState::Missing, Some(state(Some(i.authority), 20))),
         )
         .unwrap();
-        assert_eq!(p.action, Action::Upgrade { max_len: 20 });
+        assert_eq!(
+            p.action,
+            Action::Upgrade {
+                max_len: 20,
+                extend: 0
+            }
+        );
         assert_eq!(p.cost.program_rent, 0);
         let err = plan(&i, &chain(BufferState::Missing, Some(state(None, 20)))).unwrap_err();
         assert!(err.to_string().contains("immutable"), "{err}");
-        let err = plan(
+        // A build larger than the program-data account holds extends it first, topping its
+        // rent up from 1 SOL to that of the new size (3 SOL in `chain`), with one more fee.
+        let p = plan(
             &i,
             &chain(BufferState::Missing, Some(state(Some(i.authority), 8))),
         )
-        .unwrap_err();
-        assert!(matches!(err, DeployError::NoRoomToUpgrade { .. }));
+        .unwrap();
+        assert_eq!(
+            p.action,
+            Action::Upgrade {
+                max_len: 10,
+                extend: 2
+            }
+        );
+        assert_eq!(p.cost.program_rent, 2 * SOL);
+        assert_eq!(p.cost.fees, 2 * 5_000 + 3 * 5_000 + 2 * 5_000);
     }
 }

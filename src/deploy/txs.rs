@@ -33,6 +33,8 @@ pub struct Planned {
 pub struct TxSet {
     payer: Arc<Keypair>,
     txs: Vec<Planned>,
+    /// Compute-budget instructions put in front of every transaction's own.
+    budget: Vec<Instruction>,
     /// Signings allowed per transaction, the first one included.
     max_sign_attempts: u32,
 }
@@ -42,8 +44,14 @@ impl TxSet {
         Self {
             payer,
             txs,
+            budget: Vec::new(),
             max_sign_attempts,
         }
+    }
+
+    /// Sets the compute-budget instructions every transaction of the set carries from now on.
+    pub fn set_budget(&mut self, budget: Vec<Instruction>) {
+        self.budget = budget;
     }
 
     pub fn len(&self) -> usize {
@@ -62,7 +70,7 @@ impl TxSet {
     /// Transaction `id` signed against `blockhash`.
     pub fn sign(&self, id: usize, blockhash: Hash) -> Result<VersionedTransaction, DeployError> {
         let planned = self.txs.get(id).ok_or(DeployError::NoSuchTransaction(id))?;
-        sign(&self.payer, planned, blockhash)
+        sign_with_budget(&self.payer, &self.budget, planned, blockhash)
     }
 
     /// Every transaction signed against `blockhash`, as the engine takes them.
@@ -115,6 +123,16 @@ pub fn sign(
     planned: &Planned,
     blockhash: Hash,
 ) -> Result<VersionedTransaction, DeployError> {
+    sign_with_budget(payer, &[], planned, blockhash)
+}
+
+/// Signs `planned` with `budget`'s compute-budget instructions in front of its own.
+pub fn sign_with_budget(
+    payer: &Keypair,
+    budget: &[Instruction],
+    planned: &Planned,
+    blockhash: Hash,
+) -> Result<VersionedTransaction, DeployError> {
     let payer_key = payer.pubkey();
     let mut signers: Vec<&Keypair> = vec![payer];
     for kp in &planned.signers {
@@ -122,7 +140,12 @@ pub fn sign(
             signers.push(kp);
         }
     }
-    let message = Message::new_with_blockhash(&planned.instructions, Some(&payer_key), &blockhash);
+    let instructions: Vec<Instruction> = budget
+        .iter()
+        .chain(&planned.instructions)
+        .cloned()
+        .collect();
+    let message = Message::new_with_blockhash(&instructions, Some(&payer_key), &blockhash);
     VersionedTransaction::try_new(VersionedMessage::Legacy(message), &signers).map_err(|e| {
         DeployError::Sign {
             what: planned.origin.clone(),

@@ -2,6 +2,7 @@
 //! transactions land on a real validator.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod budget;
 pub mod pty;
 pub mod schema;
 pub mod secrets;

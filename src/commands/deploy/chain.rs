@@ -12,6 +12,11 @@ use crate::deploy::{
     plan::{ChainState, Inputs, Rents},
 };
 
+/// The feature gate `enable_extend_program_checked` (agave-feature-set 4.0): once active, the
+/// loader takes only `ExtendProgramChecked`.
+const EXTEND_PROGRAM_CHECKED_FEATURE: Pubkey =
+    Pubkey::from_str_const("2oMRZEDWT2tqtYMofhmmfQ8SsjqUFzT6sYXppQDavxwz");
+
 /// What the plan needs from the chain, read once before anything is sent.
 pub(super) fn read_chain(rpc: &RpcClient, i: &Inputs) -> Result<ChainState> {
     let buffer = BufferState::read(&i.buffer, fetch(rpc, &i.buffer)?)?;
@@ -26,6 +31,11 @@ pub(super) fn read_chain(rpc: &RpcClient, i: &Inputs) -> Result<ChainState> {
             .context("getMinimumBalanceForRentExemption")
     };
     let max_len = i.max_len.unwrap_or(i.program.len());
+    let extend_checked = match fetch(rpc, &EXTEND_PROGRAM_CHECKED_FEATURE)? {
+        // A feature account is `Feature { activated_at: Option<u64> }`: a leading 1 is Some.
+        Some(acc) => acc.data.first() == Some(&1),
+        None => false,
+    };
     Ok(ChainState {
         buffer,
         program,
@@ -35,6 +45,7 @@ pub(super) fn read_chain(rpc: &RpcClient, i: &Inputs) -> Result<ChainState> {
             program: rent(UpgradeableLoaderState::size_of_program())?,
             programdata: rent(UpgradeableLoaderState::size_of_programdata(max_len))?,
         },
+        extend_checked,
     })
 }
 

@@ -18,6 +18,7 @@ use crate::{
     cli::{DeployArgs, GlobalOpts},
     config,
     deploy::{DeployError, accounts::BufferState, sol},
+    exit,
     keyfile::read_keypair,
     redact::redact_url,
 };
@@ -45,11 +46,16 @@ pub(super) fn explain_recovery(buffer: &Pubkey, buffer_path: &Path, rpc: &RpcCli
 
 /// `--close-buffer`: return an abandoned buffer's lamports to the payer.
 pub(super) fn close_buffer(global: &GlobalOpts, args: &DeployArgs, which: &str) -> Result<u8> {
-    let resolved = config::resolve(&global.to_args(args.keypair.clone()))?;
-    let payer = payer_keypair(&resolved)?;
+    let resolved = config::resolve(&global.to_args(args.keypair.clone())).map_err(exit::usage)?;
+    let signer = payer_keypair(&resolved).map_err(exit::usage)?;
+    // The lamports go to the fee payer; the buffer's authority signs.
+    let payer = match &args.fee_payer {
+        Some(p) => read_keypair(p).map_err(exit::usage)?,
+        None => signer.insecure_clone(),
+    };
     let authority = match &args.upgrade_authority {
-        Some(p) => read_keypair(p)?,
-        None => payer.insecure_clone(),
+        Some(p) => read_keypair(p).map_err(exit::usage)?,
+        None => signer,
     };
     let address = if Path::new(which).exists() {
         read_keypair(Path::new(which))?.pubkey()
@@ -69,7 +75,7 @@ pub(super) fn close_buffer(global: &GlobalOpts, args: &DeployArgs, which: &str) 
             eprintln!(
                 "no account at {address} on {url}: the buffer is already closed (or was never created)"
             );
-            Ok(1)
+            Ok(exit::USAGE)
         }
         BufferState::Found {
             authority: found,

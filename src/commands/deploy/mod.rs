@@ -10,6 +10,7 @@
 
 use std::{
     path::{Path, PathBuf},
+    str::FromStr,
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -17,6 +18,7 @@ use std::{
 use anyhow::{Context, Result, anyhow};
 use solana_commitment_config::CommitmentConfig;
 use solana_keypair::Keypair;
+use solana_pubkey::Pubkey;
 use solana_rpc_client::rpc_client::RpcClient;
 use solana_signer::Signer;
 
@@ -25,13 +27,11 @@ use crate::{
     commands::send::{Session, engine_config},
     config::{self, Resolved},
     deploy::{
-        accounts::BufferState,
         chunks::WriteSigners,
         drive::{self, Cluster, Deploy},
         elf,
-        plan::{self, Action, Inputs, Plan},
+        plan::{self, Action, Inputs},
         relay::{Relay, blank_snapshot},
-        sol,
     },
     engine::{quic::QuicTransport, rpc::RpcChain},
     exit,
@@ -39,13 +39,17 @@ use crate::{
     redact::redact_url,
 };
 
+mod budget;
 mod chain;
 mod close;
+mod describe;
 mod program_id;
 mod report;
 
+use budget::Budget;
 use chain::read_chain;
 use close::{close_buffer, explain_recovery};
+use describe::{describe_plan, explain_buffer};
 use program_id::ProgramId;
 use report::{DeployReport, print_summary};
 
@@ -69,10 +73,28 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         return Ok(exit::USAGE);
     }
     let resolved = config::resolve(&global.to_args(args.keypair.clone())).map_err(exit::usage)?;
-    let payer = Arc::new(payer_keypair(&resolved).map_err(exit::usage)?);
-    let authority = match &args.upgrade_authority {
+    // As the Solana CLI: -k is the default signer; --fee-payer and --upgrade-authority name
+    // others.
+    let signer = Arc::new(payer_keypair(&resolved).map_err(exit::usage)?);
+    let payer = match &args.fee_payer {
         Some(p) => Arc::new(read_keypair(p).map_err(exit::usage)?),
-        None => payer.clone(),
+        None => signer.clone(),
+    };
+    let authority = match args
+        .buffer_authority
+        .as_ref()
+        .or(args.upgrade_authority.as_ref())
+    {
+        Some(p) => Arc::new(read_keypair(p).map_err(exit::usage)?),
+        None => signer.clone(),
+    };
+    let hand_to = match &args.new_buffer_authority {
+        Some(key) => Some(Pubkey::from_str(key).map_err(|e| {
+            exit::usage(anyhow!(
+                "--new-buffer-authority {key}: not a public key ({e})"
+            ))
+        })?),
+        None => None,
     };
     let program_id = ProgramId::resolve(args.program_id.as_deref(), &path).map_err(exit::usage)?;
     let buffer_path = args
@@ -97,7 +119,9 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         authority: authority.clone(),
         buffer: buffer.pubkey(),
     };
-    let chunk_size = write_signers.max_chunk(&[])?;
+    let budget = Budget::resolve(&rpc, &args, &[payer.pubkey(), buffer.pubkey()])
+        .with_context(|| format!("reading recent fees at {url}"))?;
+    let chunk_size = write_signers.max_chunk(&budget.budget.widest_instructions())?;
     let inputs = Inputs {
         program: &program,
         payer: payer.pubkey(),
@@ -107,17 +131,35 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         buffer: buffer.pubkey(),
         max_len: args.max_len,
         chunk_size,
+        budget: budget.budget,
+        buffer_only: args.buffer_only.then_some(hand_to),
     };
     let chain = read_chain(&rpc, &inputs).with_context(|| format!("reading the chain at {url}"))?;
     let plan = plan::plan(&inputs, &chain)?;
     describe_plan(&path, &program, &plan, &inputs, &chain.buffer, &buffer_path);
+    if let Some(b) = budget.describe() {
+        eprintln!("every transaction: {b}");
+    }
+    if args.finalize {
+        let last = if matches!(plan.action, Action::Upgrade { .. }) {
+            "upgrade"
+        } else {
+            "deploy"
+        };
+        eprintln!(
+            "--final: the {last} transaction also removes the upgrade authority; program {} can never be upgraded again",
+            program_id.pubkey
+        );
+    }
 
     // Keys are on disk before anything is spent, so nothing paid for can be lost with them.
     if !buffer_existed {
         write_private_keypair(&buffer, &buffer_path)?;
         eprintln!("buffer keypair saved to {}", buffer_path.display());
     }
-    if let (Some(kp), Some(p)) = (&program_id.keypair, &program_id.new_file) {
+    if let (Some(kp), Some(p), false) =
+        (&program_id.keypair, &program_id.new_file, args.buffer_only)
+    {
         write_private_keypair(kp, p)?;
         eprintln!("program keypair saved to {}", p.display());
     }
@@ -127,11 +169,14 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let title = format!(
+    let mut title = format!(
         "deploy {name} ({} bytes) to {}",
         program.len(),
         program_id.pubkey
     );
+    if let Some(b) = budget.describe() {
+        title.push_str(&format!(" · {b}"));
+    }
     let started = Instant::now();
     let session = Session::start(&args.send, "deploy")?;
     let cfg = engine_config(&resolved, &args.send, &session.identity);
@@ -161,6 +206,9 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
             program_id: program_id.pubkey,
             program_keypair: program_id.keypair.clone(),
             max_sign_attempts: args.max_sign_attempts,
+            budget: budget.budget,
+            finalize: args.finalize,
+            extend_checked: chain.extend_checked,
             buffer_rent: rents.buffer,
             program_rent: rents.program,
         };
@@ -168,12 +216,24 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         session.watch(&args.send, title, ends.snapshots, ends.commands, task)?
     };
     let elapsed = started.elapsed();
-    let report = DeployReport::new(&plan, &program_id, &buffer.pubkey(), &outcome, elapsed);
+    let report = DeployReport::new(
+        &plan,
+        &program_id,
+        &buffer.pubkey(),
+        &budget,
+        args.finalize,
+        &outcome,
+        elapsed,
+    );
     if let Some(p) = &args.send.report {
         crate::report::write_private_json(p, &report)?;
     }
     print_summary(&report, &outcome);
     let code = match &outcome.result {
+        Ok(_) if args.buffer_only => {
+            explain_buffer(&buffer.pubkey(), &buffer_path, &path, hand_to);
+            exit::OK
+        }
         Ok(_) => {
             if args.buffer.is_none() {
                 // The loader closed the buffer; its keypair opens nothing any more.
@@ -220,55 +280,4 @@ pub(super) fn sibling(program: &Path, suffix: &str) -> PathBuf {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "program".into());
     program.with_file_name(format!("{stem}-{suffix}"))
-}
-
-fn describe_plan(
-    path: &Path,
-    program: &[u8],
-    plan: &Plan,
-    i: &Inputs,
-    buffer: &BufferState,
-    buffer_path: &Path,
-) {
-    let count = plan.chunks.count();
-    eprintln!(
-        "{}: {} bytes, {count} chunks of up to {} bytes",
-        path.display(),
-        program.len(),
-        plan.chunks.size
-    );
-    match buffer {
-        BufferState::Missing => eprintln!(
-            "buffer {} ({}): new; {} writes",
-            i.buffer,
-            buffer_path.display(),
-            plan.writes.len()
-        ),
-        BufferState::Found { .. } => eprintln!(
-            "buffer {} ({}): resuming, {} of {} bytes already written; {} of {count} chunks to write",
-            i.buffer,
-            buffer_path.display(),
-            plan.bytes_present(),
-            program.len(),
-            plan.writes.len()
-        ),
-    }
-    match plan.action {
-        Action::Deploy { max_len } => eprintln!(
-            "then deploy program {} with room for {max_len} bytes, upgrade authority {}",
-            i.program_id, i.authority
-        ),
-        Action::Upgrade { max_len } => eprintln!(
-            "then upgrade program {} (room for {max_len} bytes) as authority {}",
-            i.program_id, i.authority
-        ),
-    }
-    eprintln!(
-        "payer {} spends up to {} SOL ({} buffer rent, {} fees, {} program rent)",
-        i.payer,
-        sol(plan.cost.total()),
-        sol(plan.cost.buffer_rent),
-        sol(plan.cost.fees),
-        sol(plan.cost.program_rent)
-    );
 }

@@ -5,10 +5,11 @@ use std::time::Duration;
 use serde::Serialize;
 use solana_pubkey::Pubkey;
 
-use super::program_id::ProgramId;
+use super::{budget::Budget, program_id::ProgramId};
 use crate::{
     deploy::{
         DeployError,
+        compute::PriceSource,
         drive::Outcome,
         plan::{Action, Plan},
     },
@@ -31,7 +32,25 @@ pub(super) struct DeployReport {
     bytes_already_in_buffer: u64,
     signature: Option<String>,
     elapsed_s: f64,
+    /// `--final`: the deploy or upgrade also removed the program's upgrade authority.
+    #[serde(rename = "final")]
+    finalize: bool,
+    compute_budget: BudgetReport,
     phases: Vec<PhaseReport>,
+}
+
+/// The compute budget the deploy's transactions carried.
+#[derive(Serialize)]
+struct BudgetReport {
+    /// Micro-lamports per compute unit; null when no price was set.
+    unit_price: Option<u64>,
+    /// `flag`, `recent` (from getRecentPrioritizationFees), or null without a price.
+    price_from: Option<&'static str>,
+    /// With `recent`: the percentile paid and how many slots' fees it was taken from.
+    percentile: Option<u8>,
+    fee_samples: Option<usize>,
+    /// The --with-compute-unit-limit given; null when each phase's was measured or none set.
+    unit_limit: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -39,6 +58,8 @@ struct PhaseReport {
     name: &'static str,
     /// Re-signings with a fresh blockhash, over all of the phase's transactions.
     resigns: u64,
+    /// The compute-unit limit its transactions carried; null when none was set.
+    unit_limit: Option<u32>,
     report: Report,
 }
 
@@ -47,12 +68,15 @@ impl DeployReport {
         plan: &Plan,
         program_id: &ProgramId,
         buffer: &Pubkey,
+        budget: &Budget,
+        finalize: bool,
         outcome: &Outcome,
         elapsed: Duration,
     ) -> Self {
         let outcome_name = match (&outcome.result, &plan.action) {
             (Ok(_), Action::Deploy { .. }) => "deployed",
             (Ok(_), Action::Upgrade { .. }) => "upgraded",
+            (Ok(_), Action::BufferOnly { .. }) => "buffer-written",
             (Err(DeployError::Interrupted(_)), _) => "interrupted",
             (Err(_), _) => "failed",
         };
@@ -66,13 +90,35 @@ impl DeployReport {
             chunks: plan.chunks.count(),
             chunks_to_write: plan.writes.len(),
             bytes_already_in_buffer: plan.bytes_present(),
-            signature: outcome.result.as_ref().ok().map(|s| s.to_string()),
+            signature: outcome
+                .result
+                .as_ref()
+                .ok()
+                .and_then(|s| s.map(|s| s.to_string())),
             elapsed_s: (elapsed.as_secs_f64() * 1000.0).round() / 1000.0,
+            finalize,
+            compute_budget: BudgetReport {
+                unit_price: budget.budget.price,
+                price_from: budget.source.map(|s| match s {
+                    PriceSource::Flag => "flag",
+                    PriceSource::Recent { .. } => "recent",
+                }),
+                percentile: match budget.source {
+                    Some(PriceSource::Recent { percentile, .. }) => Some(percentile),
+                    _ => None,
+                },
+                fee_samples: match budget.source {
+                    Some(PriceSource::Recent { samples, .. }) => Some(samples),
+                    _ => None,
+                },
+                unit_limit: budget.budget.limit,
+            },
             phases: outcome
                 .phases
                 .iter()
                 .map(|p| PhaseReport {
                     name: p.name,
+                    unit_limit: p.unit_limit,
                     resigns: p
                         .outcome
                         .snapshot
@@ -108,7 +154,15 @@ pub(super) fn print_summary(r: &DeployReport, outcome: &Outcome) {
         );
     }
     match &outcome.result {
-        Ok(sig) => println!(
+        Ok(None) => println!(
+            "{} {} in {:.1} s ({} of {} chunks written this run)",
+            r.outcome, r.buffer, r.elapsed_s, r.chunks_to_write, r.chunks
+        ),
+        Ok(Some(sig)) if r.outcome == "buffer-written" => println!(
+            "{} {} in {:.1} s ({} of {} chunks written this run) and handed over (signature {sig})",
+            r.outcome, r.buffer, r.elapsed_s, r.chunks_to_write, r.chunks
+        ),
+        Ok(Some(sig)) => println!(
             "{} program {} in {:.1} s ({} of {} chunks written this run; signature {sig})",
             r.outcome, r.program_id, r.elapsed_s, r.chunks_to_write, r.chunks
         ),
