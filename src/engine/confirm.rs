@@ -11,9 +11,9 @@ use solana_hash::Hash;
 use tokio::time::Instant;
 
 use super::{
+    blockhashes::Blockhashes,
     config::EngineConfig,
     fact::TxFact,
-    blockhashes::Blockhashes,
     lifecycle::TxEvent,
     net::{ChainStatus, STATUS_BATCH},
     resign::Resigning,

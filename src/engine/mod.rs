@@ -42,15 +42,8 @@ pub mod store;
 mod sync;
 mod update;
 
-use std::{
-    net::SocketAddr,
-    sync::{Arc, OnceLock},
-    time::Duration,
-};
+use std::sync::Arc;
 
-use solana_hash::Hash;
-use solana_pubkey::Pubkey;
-use solana_signature::Signature;
 use tokio::{
     sync::{mpsc, watch},
     task::JoinHandle,
@@ -63,7 +56,7 @@ pub use outcome::RunOutcome;
 use crate::source::LoadedTx;
 use command::Command;
 use net::{Chain, Transport};
-use snapshot::{LeaderStats, RateTarget, RunState, Snapshot};
+use snapshot::{RunState, Snapshot};
 
 /// A running engine: send it commands, watch its snapshots, await its outcome.
 pub struct EngineHandle {

@@ -3,7 +3,9 @@
 
 use tokio::time::Instant;
 
-use super::{fact::Prior, confirm::Confirmer, dispatch::Dispatcher, lifecycle::TxEvent, store::TxStore};
+use super::{
+    confirm::Confirmer, dispatch::Dispatcher, fact::Prior, lifecycle::TxEvent, store::TxStore,
+};
 
 /// Carries over what an interrupted run's journal knew; see [`super::spawn_resumed`].
 pub(super) fn apply_prior(

@@ -39,17 +39,17 @@ use tokio::{
 };
 
 use super::{
-    config::EngineConfig,
-    fact::{Prior, TxFact},
-    outcome::RunOutcome,
     command::Command,
+    config::EngineConfig,
     confirm::{Confirmer, Decided},
     dispatch::{Dispatcher, Hold},
+    fact::{Prior, TxFact},
     facts::FactSink,
     leaders::LeaderBook,
     maxrate,
     meter::Meter,
     net::{Chain, Transport},
+    outcome::RunOutcome,
     resume,
     snapshot::{ClusterView, RateTarget, RateView, RunState, Snapshot},
     store::{TxRecord, TxStore},
