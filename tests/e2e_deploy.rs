@@ -530,7 +530,7 @@ fn deploys_upgrades_resumes_and_closes_on_a_real_validator() {
     a_larger_upgrade_extends_the_program_first(&v, &rpc, &memo, &token);
 }
 
-/// 9. Upgrading a small program with a larger build: the program-data account is extended
+/// Step 9: upgrading a small program with a larger build: the program-data account is extended
 /// (ExtendProgramChecked on agave 4.0) in a phase of its own, then upgraded; the program holds
 /// the larger build.
 fn a_larger_upgrade_extends_the_program_first(
@@ -564,7 +564,7 @@ fn a_larger_upgrade_extends_the_program_first(
     assert_deployed(rpc, &program, large, &v.mint_keypair().pubkey());
 }
 
-/// 8. `--buffer-only --new-buffer-authority KEY` (a multisig deploy's first half): the buffer
+/// Step 8: `--buffer-only --new-buffer-authority KEY` (a multisig deploy's first half): the buffer
 /// holds the program, belongs to KEY, and its keypair file is kept; no program is deployed.
 fn buffer_only_then_handed_over(v: &LocalValidator, rpc: &RpcClient, memo: &[u8]) {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -628,7 +628,7 @@ fn landed_signatures(report: &Value) -> Vec<(Signature, Option<u64>)> {
         .collect()
 }
 
-/// 7. Compute budgets, read back from the chain: a price with each phase's limit measured by
+/// Step 7: compute budgets, read back from the chain: a price with each phase's limit measured by
 /// simulation, paid by a `--fee-payer` apart from the upgrade authority; then `auto` with an
 /// explicit limit. Every landed transaction carries the report's price and limit, its fee
 /// payer is the one named, and its fee is the base fee plus price × limit. Last, `--final`
