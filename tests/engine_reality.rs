@@ -3,6 +3,8 @@
 //! only the finalized bank may decide, an RPC that never answers, a journal that stops writing
 //! and an engine that crashes.
 
+mod common;
+
 use std::{
     net::SocketAddr,
     sync::{
@@ -23,31 +25,8 @@ use txpace::engine::{
     sim::{Fate, SimCluster},
     snapshot::{ConnState, RateTarget, RunState},
 };
+use common::sim::{config, leaders, start, unique_hash};
 use txpace::source::LoadedTx;
-
-fn config(rate: f64) -> EngineConfig {
-    let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
-    cfg.rate = RateTarget::Fixed(rate);
-    cfg
-}
-
-fn unique_hash() -> Hash {
-    Hash::new_from_array(Pubkey::new_unique().to_bytes())
-}
-
-fn leaders(n: usize) -> Vec<Pubkey> {
-    (0..n).map(|_| Pubkey::new_unique()).collect()
-}
-
-fn start(cluster: &SimCluster, cfg: EngineConfig, txs: Vec<LoadedTx>) -> EngineHandle {
-    engine::spawn(
-        cfg,
-        txs,
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    )
-}
 
 fn never_lands(cluster: &SimCluster, txs: &[LoadedTx]) {
     for tx in txs {

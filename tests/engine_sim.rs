@@ -1,6 +1,8 @@
 //! Engine logic on the simulated cluster under tokio's paused clock: minutes of chain time in
 //! milliseconds, deterministic.
 
+mod common;
+
 use std::{sync::Arc, time::Duration};
 
 use solana_hash::Hash;
@@ -12,32 +14,8 @@ use txpace::engine::{
     sim::{Fate, SimCluster},
     snapshot::{ConnState, RateTarget, RunState},
 };
+use common::sim::{config, leaders, start, unique_hash};
 use txpace::source::LoadedTx;
-
-fn config(rate: f64) -> EngineConfig {
-    let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
-    cfg.rate = RateTarget::Fixed(rate);
-    cfg
-}
-
-fn unique_hash() -> Hash {
-    Hash::new_from_array(Pubkey::new_unique().to_bytes())
-}
-
-fn leaders(n: usize) -> Vec<Pubkey> {
-    (0..n).map(|_| Pubkey::new_unique()).collect()
-}
-
-/// Starts the engine on the simulated cluster (both its chain and its transport).
-fn start(cluster: &SimCluster, cfg: EngineConfig, txs: Vec<LoadedTx>) -> EngineHandle {
-    engine::spawn(
-        cfg,
-        txs,
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    )
-}
 
 async fn run(cluster: &SimCluster, cfg: EngineConfig, n: usize) -> RunOutcome {
     let txs = cluster.transactions(n, unique_hash());

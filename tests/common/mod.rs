@@ -6,6 +6,7 @@ pub mod budget;
 pub mod pty;
 pub mod schema;
 pub mod secrets;
+pub mod sim;
 pub mod tool;
 
 use std::{
@@ -164,5 +165,26 @@ pub fn gen_command(v: &LocalValidator, dir: &Path, out: &Path) -> Command {
 pub fn generate(v: &LocalValidator, dir: &Path, name: &str, n: usize) -> PathBuf {
     let out = dir.join(name);
     run_expect(gen_command(v, dir, &out).args(["-n", &n.to_string()]), 0);
+    out
+}
+
+/// Every file under `dir`, recursively.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
     out
 }

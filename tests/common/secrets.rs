@@ -35,26 +35,7 @@ pub fn refused_addr() -> SocketAddr {
     l.local_addr().expect("local addr")
 }
 
-/// Every file under `dir`, recursively.
-pub fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
+pub use super::files_under;
 
 /// Fails naming the place when any key is in `text`.
 pub fn assert_no_key(what: &str, text: &str) {

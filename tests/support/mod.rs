@@ -205,26 +205,8 @@ pub fn assert_report_agrees_with_chain(
     counts
 }
 
-/// Every file under `dir`, recursively.
-pub fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
-}
+/// Every file under `dir`, recursively (one helper for every test crate).
+pub use crate::common::files_under;
 
 /// The address in an `http://IP:PORT` or `ws://IP:PORT` URL.
 pub fn socket_of(url: &str) -> SocketAddr {
