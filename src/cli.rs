@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueHint};
 
 use crate::{
     config::{Commitment, GlobalArgs},
@@ -31,17 +31,24 @@ pub struct GlobalOpts {
         short = 'u',
         long = "url",
         global = true,
-        value_name = "URL_OR_MONIKER"
+        value_name = "URL_OR_MONIKER",
+        value_hint = ValueHint::Url
     )]
     pub url: Option<String>,
     /// Websocket URL [default: from the RPC URL: http→ws, https→wss, port + 1]
-    #[arg(long = "ws", global = true, value_name = "URL")]
+    #[arg(long = "ws", global = true, value_name = "URL", value_hint = ValueHint::Url)]
     pub ws: Option<String>,
     /// Commitment at which a transaction counts as confirmed [default: confirmed]
     #[arg(long, global = true, value_enum)]
     pub commitment: Option<Commitment>,
     /// Solana CLI config file [default: ~/.config/solana/cli/config.yml when it exists]
-    #[arg(short = 'C', long = "config", global = true, value_name = "PATH")]
+    #[arg(
+        short = 'C',
+        long = "config",
+        global = true,
+        value_name = "PATH",
+        value_hint = ValueHint::FilePath
+    )]
     pub config: Option<PathBuf>,
 }
 
@@ -75,6 +82,29 @@ pub enum Command {
     /// through the engine and watched on the dashboard; an interrupted deploy resumes
     #[command(after_help = crate::exit::HELP)]
     Deploy(DeployArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    #[command(after_help = crate::commands::completions::INSTALL)]
+    Completions(CompletionsArgs),
+    /// Print the manual page of txpace or of one of its commands, or write them all to a directory
+    #[command(after_help = crate::commands::man::INSTALL)]
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for [default: the one $SHELL names]
+    #[arg(value_enum)]
+    pub shell: Option<clap_complete::Shell>,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print (`send` prints txpace-send(1)) [default: txpace(1)]
+    #[arg(value_name = "COMMAND", conflicts_with = "dir")]
+    pub command: Option<String>,
+    /// Write every page (txpace.1, txpace-send.1, ...) into this directory instead, creating it
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub dir: Option<PathBuf>,
 }
 
 /// How input files are encoded.
@@ -92,7 +122,7 @@ pub enum InputFormat {
 #[derive(Debug, Args, Clone)]
 pub struct InputArgs {
     /// Files of signed transactions, read in order; `-` reads standard input
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required = true, value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub files: Vec<PathBuf>,
     /// Input encoding
     #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
@@ -123,10 +153,10 @@ pub struct GenArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub count: u32,
     /// Signing and funding keypair [default: the CLI config's keypair_path]
-    #[arg(short = 'k', long, value_name = "KEYPAIR")]
+    #[arg(short = 'k', long, value_name = "KEYPAIR", value_hint = ValueHint::FilePath)]
     pub keypair: Option<PathBuf>,
     /// Output file
-    #[arg(short = 'o', long, value_name = "FILE")]
+    #[arg(short = 'o', long, value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub out: PathBuf,
     /// Output encoding
     #[arg(long, value_enum, default_value_t = OutputFormat::Base64)]
@@ -243,7 +273,7 @@ pub struct SendOpts {
               .range(0..=MAX_FANOUT as u64))]
     pub fanout: usize,
     /// QUIC client identity keypair [default: a fresh ephemeral keypair, i.e. unstaked]
-    #[arg(long, value_name = "KEYPAIR")]
+    #[arg(long, value_name = "KEYPAIR", value_hint = ValueHint::FilePath)]
     pub identity: Option<PathBuf>,
     /// Send only to this TPU QUIC address instead of following the leader schedule
     #[arg(long, value_name = "ADDR")]
@@ -264,7 +294,7 @@ pub struct SendOpts {
     #[arg(long)]
     pub no_tui: bool,
     /// Write a JSON report of the run and of every transaction here
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub report: Option<PathBuf>,
     /// Close the dashboard by itself when every transaction is final
     #[arg(long)]
@@ -286,7 +316,7 @@ pub struct SendArgs {
     /// Keep this run's journal here [default: `journals/` in the data directory, named after the
     /// first input file and a hash of the transactions]. Every send and outcome is journaled,
     /// synced to disk at least once a second, so a run that was killed can be resumed
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub journal: Option<PathBuf>,
     /// Continue the run recorded in the journal: transactions it shows landed, failed or expired
     /// are not sent again, those it shows sent are looked up on chain before any resend, the
@@ -320,10 +350,14 @@ pub struct DemoArgs {
 #[derive(Debug, Args)]
 pub struct DeployArgs {
     /// The program: the .so that `cargo build-sbf` writes to target/deploy/
-    #[arg(value_name = "PROGRAM.so", required_unless_present = "close_buffer")]
+    #[arg(
+        value_name = "PROGRAM.so",
+        required_unless_present = "close_buffer",
+        value_hint = ValueHint::FilePath
+    )]
     pub program: Option<PathBuf>,
     /// Fee payer [default: the CLI config's keypair_path]
-    #[arg(short = 'k', long, value_name = "KEYPAIR")]
+    #[arg(short = 'k', long, value_name = "KEYPAIR", value_hint = ValueHint::FilePath)]
     pub keypair: Option<PathBuf>,
     /// The program's address: a keypair file to deploy a new program (an existing one is
     /// upgraded), or the public key of a program to upgrade [default: NAME-keypair.json next to
@@ -331,12 +365,12 @@ pub struct DeployArgs {
     #[arg(long, value_name = "KEYPAIR|PUBKEY")]
     pub program_id: Option<String>,
     /// Upgrade authority of the program, which also owns the buffer [default: the payer]
-    #[arg(long, value_name = "KEYPAIR")]
+    #[arg(long, value_name = "KEYPAIR", value_hint = ValueHint::FilePath)]
     pub upgrade_authority: Option<PathBuf>,
     /// Buffer account keypair: created when no account exists at its address, resumed when one
     /// does (only the chunks missing or different are written) [default: NAME-buffer.json next
     /// to the .so, removed after a successful deploy]
-    #[arg(long, value_name = "KEYPAIR")]
+    #[arg(long, value_name = "KEYPAIR", value_hint = ValueHint::FilePath)]
     pub buffer: Option<PathBuf>,
     /// Bytes reserved for the program, for later upgrades of a larger build (at most 10 MiB less
     /// the program-data header) [default: the program's size]

@@ -23,6 +23,34 @@ pub const UNFINISHED: u8 = 4;
 /// Interrupted by a signal (128 + SIGINT), as shells expect.
 pub const INTERRUPTED: u8 = 130;
 
+/// The table above, for the man page's EXIT STATUS section.
+pub const TABLE: &[(u8, &str)] = &[
+    (
+        OK,
+        "Every transaction landed (or: the command did what was asked).",
+    ),
+    (
+        LOST,
+        "The run finished, but some transactions failed on chain or expired.",
+    ),
+    (
+        USAGE,
+        "Bad input or usage: invalid transactions, a bad flag, a missing file, a refused journal.",
+    ),
+    (
+        RUNTIME,
+        "Runtime error: the RPC was never reachable, the journal could not be written, the engine crashed, an I/O error.",
+    ),
+    (
+        UNFINISHED,
+        "Stopped by the user (dashboard q) with transactions unfinished; --resume continues.",
+    ),
+    (
+        INTERRUPTED,
+        "Interrupted by Ctrl-C or SIGTERM without a dashboard; --resume continues.",
+    ),
+];
+
 /// The table above, for `--help`.
 pub const HELP: &str = "Exit codes: 0 all landed; 1 some failed or expired; 2 bad input or usage; \
 3 runtime error (RPC never reachable, journal unwritable, engine crash); \
@@ -63,6 +91,17 @@ pub fn for_error(err: &anyhow::Error) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_help_line_and_the_table_name_the_same_codes() {
+        for (code, _) in TABLE {
+            assert!(
+                HELP.contains(&format!("{code} ")),
+                "{code} missing from HELP"
+            );
+        }
+        assert_eq!(HELP.matches(';').count() + 1, TABLE.len());
+    }
 
     #[test]
     fn input_errors_are_usage_and_the_rest_runtime() {

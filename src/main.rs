@@ -14,6 +14,8 @@ fn main() -> ExitCode {
         Command::Send(args) => commands::send::run(&cli.global, args),
         Command::Demo(args) => commands::demo::run(args),
         Command::Deploy(args) => commands::deploy::run(&cli.global, args),
+        Command::Completions(args) => commands::completions::run(args.shell),
+        Command::Man(args) => commands::man::run(args.command.as_deref(), args.dir.as_deref()),
     };
     // Log lines are written on a thread of their own: let the last ones out before exiting.
     log::logger().flush();
