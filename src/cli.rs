@@ -302,6 +302,15 @@ pub struct SendOpts {
     /// Start paused (the dashboard shows everything; press p to start)
     #[arg(long)]
     pub paused: bool,
+    /// Dashboard colors: `light` for a light terminal background; `auto` picks light when the
+    /// terminal says its background is light (COLORFGBG) [default: auto]. NO_COLOR turns colors
+    /// off whatever this says
+    #[arg(long, value_enum)]
+    pub theme: Option<crate::ui::theme::ThemeName>,
+    /// Leave the mouse to the terminal (for selecting text) instead of clicking rows and tabs
+    /// and scrolling with the wheel
+    #[arg(long)]
+    pub no_mouse: bool,
 }
 
 #[derive(Debug, Args)]
