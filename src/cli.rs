@@ -23,7 +23,10 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Options every subcommand understands.
+/// Options every subcommand understands. Each can also come from a `TXPACE_*` environment
+/// variable (a flag wins over it) and the endpoints and commitment from txpace.toml (see
+/// [`crate::settings`]). Environment values are never shown in `--help`: a URL there can carry
+/// a provider's API key.
 #[derive(Debug, Args, Clone)]
 pub struct GlobalOpts {
     /// RPC URL or moniker: m/mainnet-beta, d/devnet, t/testnet, l/localhost
@@ -32,14 +35,29 @@ pub struct GlobalOpts {
         long = "url",
         global = true,
         value_name = "URL_OR_MONIKER",
-        value_hint = ValueHint::Url
+        value_hint = ValueHint::Url,
+        env = "TXPACE_URL",
+        hide_env_values = true
     )]
     pub url: Option<String>,
     /// Websocket URL [default: from the RPC URL: http→ws, https→wss, port + 1]
-    #[arg(long = "ws", global = true, value_name = "URL", value_hint = ValueHint::Url)]
+    #[arg(
+        long = "ws",
+        global = true,
+        value_name = "URL",
+        value_hint = ValueHint::Url,
+        env = "TXPACE_WS",
+        hide_env_values = true
+    )]
     pub ws: Option<String>,
     /// Commitment at which a transaction counts as confirmed [default: confirmed]
-    #[arg(long, global = true, value_enum)]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        env = "TXPACE_COMMITMENT",
+        hide_env_values = true
+    )]
     pub commitment: Option<Commitment>,
     /// Solana CLI config file [default: ~/.config/solana/cli/config.yml when it exists]
     #[arg(
@@ -47,12 +65,37 @@ pub struct GlobalOpts {
         long = "config",
         global = true,
         value_name = "PATH",
-        value_hint = ValueHint::FilePath
+        value_hint = ValueHint::FilePath,
+        env = "TXPACE_SOLANA_CONFIG",
+        hide_env_values = true
     )]
     pub config: Option<PathBuf>,
+    /// txpace's own settings file [default: txpace.toml in the config directory,
+    /// ~/.config/txpace/txpace.toml on Linux, when it exists; `txpace config path` prints it]
+    #[arg(
+        long = "txpace-config",
+        global = true,
+        value_name = "PATH",
+        value_hint = ValueHint::FilePath,
+        env = "TXPACE_CONFIG",
+        hide_env_values = true
+    )]
+    pub txpace_config: Option<PathBuf>,
+    /// More log detail, on the dashboard's log pane, stderr and the log file alike: -v debug,
+    /// -vv trace (every level RUST_LOG or the default sets, one step per v)
+    #[arg(short = 'v', long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+    /// Less log detail: -q warnings and errors, -qq errors only
+    #[arg(short = 'q', long, global = true, action = clap::ArgAction::Count)]
+    pub quiet: u8,
 }
 
 impl GlobalOpts {
+    /// Log verbosity: positive for `-v`, negative for `-q`.
+    pub fn verbosity(&self) -> i8 {
+        self.verbose.min(5) as i8 - self.quiet.min(5) as i8
+    }
+
     pub fn to_args(&self, keypair: Option<PathBuf>) -> GlobalArgs {
         GlobalArgs {
             url: self.url.clone(),
@@ -88,6 +131,18 @@ pub enum Command {
     /// Print the manual page of txpace or of one of its commands, or write them all to a directory
     #[command(after_help = crate::commands::man::INSTALL)]
     Man(ManArgs),
+    /// Where txpace.toml is, and the settings in force with where each comes from
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the path of txpace.toml (whether or not it exists yet)
+    Path,
+    /// Print every setting in force as txpace.toml would write it, each with where it comes
+    /// from: flag, environment, txpace.toml, Solana CLI config or default
+    Show,
 }
 
 #[derive(Debug, Args)]
@@ -309,8 +364,14 @@ pub struct SendOpts {
     pub theme: Option<crate::ui::theme::ThemeName>,
     /// Leave the mouse to the terminal (for selecting text) instead of clicking rows and tabs
     /// and scrolling with the wheel
-    #[arg(long)]
+    #[arg(long, overrides_with = "mouse")]
     pub no_mouse: bool,
+    /// Take the mouse although txpace.toml says `mouse = false`
+    #[arg(long, overrides_with = "no_mouse")]
+    pub mouse: bool,
+    /// The dashboard's keys: the defaults with txpace.toml's `[keys]` applied.
+    #[arg(skip)]
+    pub keymap: crate::ui::keymap::Keymap,
 }
 
 #[derive(Debug, Args)]

@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | 0 | every transaction landed (or: the command did what was asked) |
 //! | 1 | the run finished, but some transactions failed on chain or expired |
-//! | 2 | bad input or usage: invalid transactions, a bad flag, a missing file, a refused journal |
+//! | 2 | bad input or usage: invalid transactions, a bad flag, a missing file, a malformed txpace.toml, a refused journal |
 //! | 3 | runtime error: the RPC was never reachable, the journal could not be written, the engine crashed, an I/O error |
 //! | 4 | stopped by the user (dashboard `q`) with transactions unfinished; `--resume` continues |
 //! | 130 | interrupted by Ctrl-C or SIGTERM without a dashboard; `--resume` continues |
@@ -35,7 +35,7 @@ pub const TABLE: &[(u8, &str)] = &[
     ),
     (
         USAGE,
-        "Bad input or usage: invalid transactions, a bad flag, a missing file, a refused journal.",
+        "Bad input or usage: invalid transactions, a bad flag, a missing file, a malformed txpace.toml, a refused journal.",
     ),
     (
         RUNTIME,
@@ -79,6 +79,7 @@ pub fn for_error(err: &anyhow::Error) -> u8 {
     let input = err.chain().any(|e| {
         e.is::<UsageError>()
             || e.is::<crate::source::SourceError>()
+            || e.is::<crate::settings::SettingsError>()
             // A journal of other inputs, damaged, locked or missing is the user's to sort out;
             // one that cannot be written is a runtime error.
             || e

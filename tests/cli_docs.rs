@@ -17,7 +17,7 @@ fn stdout(out: &Output) -> String {
 }
 
 /// Every command and a flag of each, which a completion script or man page must know.
-const COMMANDS: [&str; 7] = [
+const COMMANDS: [&str; 8] = [
     "inspect",
     "gen",
     "send",
@@ -25,6 +25,7 @@ const COMMANDS: [&str; 7] = [
     "deploy",
     "completions",
     "man",
+    "config",
 ];
 
 #[test]

@@ -42,6 +42,7 @@ fn child() {
             theme: txpace::ui::theme::Theme::new(true),
             log_file: None,
             mouse: true,
+            keymap: Default::default(),
         },
     )
     .expect("ui::run");

@@ -130,9 +130,20 @@ fn paragraph(roff: &mut Roff, name: &str, text: &str) {
 type Entries<'a> = &'a [(&'a str, &'a str)];
 
 const ENVIRONMENT: Entries = &[
+    ("TXPACE_URL", "As -u/--url; a flag wins over it."),
+    ("TXPACE_WS", "As --ws."),
+    ("TXPACE_COMMITMENT", "As --commitment."),
+    (
+        "TXPACE_SOLANA_CONFIG",
+        "As -C/--config: the Solana CLI config file.",
+    ),
+    (
+        "TXPACE_CONFIG",
+        "As --txpace-config: txpace's own settings file.",
+    ),
     (
         "RUST_LOG",
-        "Log levels by target, read as env_logger reads it (e.g. debug, or info,txpace::engine=debug).",
+        "Log levels by target, read as env_logger reads it (e.g. debug, or info,txpace::engine=debug); -v and -q shift them.",
     ),
     (
         "NO_COLOR",
@@ -145,6 +156,10 @@ const ENVIRONMENT: Entries = &[
 ];
 
 const FILES: Entries = &[
+    (
+        "~/.config/txpace/txpace.toml",
+        "txpace's settings: endpoints, commitment, pace, fan-out, resend interval, send timeout, dashboard theme, mouse and keys. Below flags and the environment, above the Solana CLI config. txpace config show prints what is in force.",
+    ),
     (
         "~/.config/solana/cli/config.yml",
         "The Solana CLI's config: RPC and websocket URL, commitment and keypair when no flag gives them (-C/--config names another).",

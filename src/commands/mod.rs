@@ -1,6 +1,7 @@
 //! One module per subcommand; each exposes `run`, returning the process exit code.
 
 pub mod completions;
+pub mod config;
 pub mod demo;
 pub mod deploy;
 pub mod r#gen;

@@ -285,6 +285,7 @@ impl Session {
                 theme: ui::theme::Theme::from_env(opts.theme.unwrap_or_default()),
                 log_file: self.log_file.clone(),
                 mouse: !opts.no_mouse,
+                keymap: opts.keymap.clone(),
             };
             let ui_result = ui::run(snapshots, commands.clone(), ui_opts);
             let _ = commands.send(Command::Stop);

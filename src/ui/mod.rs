@@ -71,6 +71,8 @@ pub struct UiOptions {
     /// Take the mouse: clicks and the wheel act on the dashboard. Off, the terminal keeps it
     /// for selecting text (most terminals also give it back while Shift is held).
     pub mouse: bool,
+    /// The keys: the defaults with txpace.toml's `[keys]` applied.
+    pub keymap: keymap::Keymap,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,6 +98,7 @@ pub fn run(
     let mut guard = terminal::TerminalGuard::enter(opts.mouse)?;
     let mut app = App::new(opts.title, false)
         .with_theme(opts.theme)
+        .with_keymap(opts.keymap)
         .with_log_file(opts.log_file.as_deref());
     let mut snap = snapshots.borrow_and_update().clone();
     let mut last_draw: Option<Instant> = None;
