@@ -165,6 +165,9 @@ fn the_top_page_has_commands_environment_files_and_exit_status() {
     ]) {
         assert!(text.contains(word), "txpace(1) lacks {word}:\n{text}");
     }
+    // VERSION stays last, as man pages have it.
+    let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("no {s}"));
+    assert!(at("ENVIRONMENT") < at("EXIT STATUS") && at("EXIT STATUS") < at("VERSION"));
     let status = text.split("EXIT STATUS").nth(1).unwrap();
     for (code, _) in txpace::exit::TABLE {
         let tagged = status

@@ -56,9 +56,11 @@ fn dashboard_shows_queues_leader_and_pace_and_obeys_keys() {
 
     // Transactions are unfinished: q asks first, and y stops.
     screen.keys(b"q");
-    screen.wait_for("the question before stopping", Duration::from_secs(5), |t| {
-        t.contains("Stop the run?") && t.contains("transactions are unfinished")
-    });
+    screen.wait_for(
+        "the question before stopping",
+        Duration::from_secs(5),
+        |t| t.contains("Stop the run?") && t.contains("transactions are unfinished"),
+    );
     let quit = Instant::now();
     screen.keys(b"y");
     let status = screen.wait_exit(Duration::from_secs(10));

@@ -411,3 +411,38 @@ fn the_readme_key_table_is_the_key_map() {
         .collect();
     assert_eq!(rows, map);
 }
+
+#[test]
+fn keys_rebound_in_txpace_toml_drive_the_dashboard_and_its_help() {
+    use txpace::ui::keymap::Keymap;
+    let rebound = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let (pause, quit) = (rebound(&["x"]), rebound(&["Q"]));
+    let keymap = Keymap::with_overrides([("pause", &pause[..]), ("quit", &quit[..])]).unwrap();
+    let snap = fixtures::running(300);
+    let mut a = App::new("t", false).with_keymap(keymap);
+    assert_eq!(a.handle_key(ch('x'), &snap), Some(Command::TogglePause));
+    assert_eq!(a.handle_key(ch('p'), &snap), None);
+    assert_eq!(a.handle_key(ch('q'), &snap), None);
+    assert_eq!(a.overlay(), Overlay::None);
+    // The rebound quit asks, and answers its own question.
+    assert_eq!(a.handle_key(ch('Q'), &snap), None);
+    assert_eq!(a.overlay(), Overlay::ConfirmQuit);
+    assert_eq!(a.handle_key(ch('Q'), &snap), Some(Command::Stop));
+
+    let b = App::new("t", false)
+        .with_keymap(Keymap::with_overrides([("pause", &pause[..]), ("quit", &quit[..])]).unwrap());
+    let text = fixtures::render_text(&b, &snap, 160, 48);
+    let bar = text.lines().last().unwrap();
+    assert!(
+        bar.contains(" x  pause") && bar.contains(" Q  quit"),
+        "{bar}"
+    );
+    let mut b = b;
+    b.handle_key(ch('?'), &snap);
+    let help = fixtures::render_text(&b, &snap, 160, 48);
+    assert!(help.contains("│x           pause / resume"), "{help}");
+    assert!(
+        help.contains("│Q           stop the run and quit"),
+        "{help}"
+    );
+}

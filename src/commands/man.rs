@@ -113,11 +113,21 @@ fn render(cmd: &clap::Command, top: bool) -> Result<Vec<u8>> {
         }
         None => {}
     }
-    roff.to_writer(&mut out)?;
+    // Before VERSION, which man pages keep last.
+    let mut extra = Vec::new();
+    roff.to_writer(&mut extra)?;
+    let at = out
+        .windows(VERSION.len())
+        .position(|w| w == VERSION)
+        .unwrap_or(out.len());
+    out.splice(at..at, extra);
     Ok(out)
 }
 
 const NO_ARGS: [&str; 0] = [];
+
+/// Where clap_mangen starts the VERSION section.
+const VERSION: &[u8] = b".SH VERSION";
 
 /// A tagged paragraph: `name` in bold, then its text indented below.
 fn paragraph(roff: &mut Roff, name: &str, text: &str) {
