@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what txpace's demo, tests and benchmarks need on a fresh Debian machine: the tools
 # the tests run (`script` of util-linux, Debian package bsdutils, for the pseudo-terminal tests;
-# python3 for the independent encoder of the input-format tests; procps `kill`), the Debian
+# python3 for the independent encoder of the input-format tests; procps `kill`; groff, zsh and
+# fish to check the man pages and completion scripts txpace generates), the Debian
 # build dependencies of agave-validator, and the `solana-test-validator` binary itself (into
 # cargo's home, so later runs skip the ~25 minute build). Each step is skipped when done.
 set -euo pipefail
@@ -9,7 +10,7 @@ set -euo pipefail
 AGAVE_VERSION="${AGAVE_VERSION:-4.0.0}"
 CARGO_BIN="${CARGO_HOME:-$HOME/.cargo}/bin"
 # What the tests run; a test that misses one fails and names its package.
-TEST_DEBS=(bsdutils python3 procps)
+TEST_DEBS=(bsdutils python3 procps groff-base zsh fish)
 # What building agave-validator needs.
 DEBS=(clang libclang-dev protobuf-compiler libudev-dev pkg-config libssl-dev cmake)
 

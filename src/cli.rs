@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueHint};
 
 use crate::{
     config::{Commitment, GlobalArgs},
@@ -23,7 +23,10 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Options every subcommand understands.
+/// Options every subcommand understands. Each can also come from a `TXPACE_*` environment
+/// variable (a flag wins over it) and the endpoints and commitment from txpace.toml (see
+/// [`crate::settings`]). Environment values are never shown in `--help`: a URL there can carry
+/// a provider's API key.
 #[derive(Debug, Args, Clone)]
 pub struct GlobalOpts {
     /// RPC URL or moniker: m/mainnet-beta, d/devnet, t/testnet, l/localhost
@@ -31,21 +34,68 @@ pub struct GlobalOpts {
         short = 'u',
         long = "url",
         global = true,
-        value_name = "URL_OR_MONIKER"
+        value_name = "URL_OR_MONIKER",
+        value_hint = ValueHint::Url,
+        env = "TXPACE_URL",
+        hide_env_values = true
     )]
     pub url: Option<String>,
     /// Websocket URL [default: from the RPC URL: http→ws, https→wss, port + 1]
-    #[arg(long = "ws", global = true, value_name = "URL")]
+    #[arg(
+        long = "ws",
+        global = true,
+        value_name = "URL",
+        value_hint = ValueHint::Url,
+        env = "TXPACE_WS",
+        hide_env_values = true
+    )]
     pub ws: Option<String>,
     /// Commitment at which a transaction counts as confirmed [default: confirmed]
-    #[arg(long, global = true, value_enum)]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        env = "TXPACE_COMMITMENT",
+        hide_env_values = true
+    )]
     pub commitment: Option<Commitment>,
     /// Solana CLI config file [default: ~/.config/solana/cli/config.yml when it exists]
-    #[arg(short = 'C', long = "config", global = true, value_name = "PATH")]
+    #[arg(
+        short = 'C',
+        long = "config",
+        global = true,
+        value_name = "PATH",
+        value_hint = ValueHint::FilePath,
+        env = "TXPACE_SOLANA_CONFIG",
+        hide_env_values = true
+    )]
     pub config: Option<PathBuf>,
+    /// txpace's own settings file [default: txpace.toml in the config directory,
+    /// ~/.config/txpace/txpace.toml on Linux, when it exists; `txpace config path` prints it]
+    #[arg(
+        long = "txpace-config",
+        global = true,
+        value_name = "PATH",
+        value_hint = ValueHint::FilePath,
+        env = "TXPACE_CONFIG",
+        hide_env_values = true
+    )]
+    pub txpace_config: Option<PathBuf>,
+    /// More log detail, on the dashboard's log pane, stderr and the log file alike: -v debug,
+    /// -vv trace (every level RUST_LOG or the default sets, one step per v)
+    #[arg(short = 'v', long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+    /// Less log detail: -q warnings and errors, -qq errors only
+    #[arg(short = 'q', long, global = true, action = clap::ArgAction::Count)]
+    pub quiet: u8,
 }
 
 impl GlobalOpts {
+    /// Log verbosity: positive for `-v`, negative for `-q`.
+    pub fn verbosity(&self) -> i8 {
+        self.verbose.min(5) as i8 - self.quiet.min(5) as i8
+    }
+
     pub fn to_args(&self, keypair: Option<PathBuf>) -> GlobalArgs {
         GlobalArgs {
             url: self.url.clone(),
@@ -75,6 +125,41 @@ pub enum Command {
     /// through the engine and watched on the dashboard; an interrupted deploy resumes
     #[command(after_help = crate::exit::HELP)]
     Deploy(DeployArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    #[command(after_help = crate::commands::completions::INSTALL)]
+    Completions(CompletionsArgs),
+    /// Print the manual page of txpace or of one of its commands, or write them all to a directory
+    #[command(after_help = crate::commands::man::INSTALL)]
+    Man(ManArgs),
+    /// Where txpace.toml is, and the settings in force with where each comes from
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the path of txpace.toml (whether or not it exists yet)
+    Path,
+    /// Print every setting in force as txpace.toml would write it, each with where it comes
+    /// from: flag, environment, txpace.toml, Solana CLI config or default
+    Show,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for [default: the one $SHELL names]
+    #[arg(value_enum)]
+    pub shell: Option<clap_complete::Shell>,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print (`send` prints txpace-send(1)) [default: txpace(1)]
+    #[arg(value_name = "COMMAND", conflicts_with = "dir")]
+    pub command: Option<String>,
+    /// Write every page (txpace.1, txpace-send.1, ...) into this directory instead, creating it
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub dir: Option<PathBuf>,
 }
 
 /// `--with-compute-unit-price`: a price, or `auto` to take it from recent fees.
@@ -112,7 +197,7 @@ pub enum InputFormat {
 #[derive(Debug, Args, Clone)]
 pub struct InputArgs {
     /// Files of signed transactions, read in order; `-` reads standard input
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required = true, value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub files: Vec<PathBuf>,
     /// Input encoding
     #[arg(long, value_enum, default_value_t = InputFormat::Auto)]
@@ -143,10 +228,10 @@ pub struct GenArgs {
           value_parser = clap::value_parser!(u32).range(1..))]
     pub count: u32,
     /// Signing and funding keypair [default: the CLI config's keypair_path]
-    #[arg(short = 'k', long, value_name = "KEYPAIR")]
+    #[arg(short = 'k', long, value_name = "KEYPAIR", value_hint = ValueHint::FilePath)]
     pub keypair: Option<PathBuf>,
     /// Output file
-    #[arg(short = 'o', long, value_name = "FILE")]
+    #[arg(short = 'o', long, value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub out: PathBuf,
     /// Output encoding
     #[arg(long, value_enum, default_value_t = OutputFormat::Base64)]
@@ -265,7 +350,7 @@ pub struct SendOpts {
               .range(0..=MAX_FANOUT as u64))]
     pub fanout: usize,
     /// QUIC client identity keypair [default: a fresh ephemeral keypair, i.e. unstaked]
-    #[arg(long, value_name = "KEYPAIR")]
+    #[arg(long, value_name = "KEYPAIR", value_hint = ValueHint::FilePath)]
     pub identity: Option<PathBuf>,
     /// Send only to this TPU QUIC address instead of following the leader schedule
     #[arg(long, value_name = "ADDR")]
@@ -286,7 +371,7 @@ pub struct SendOpts {
     #[arg(long)]
     pub no_tui: bool,
     /// Write a JSON report of the run and of every transaction here
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub report: Option<PathBuf>,
     /// Close the dashboard by itself when every transaction is final
     #[arg(long)]
@@ -294,6 +379,21 @@ pub struct SendOpts {
     /// Start paused (the dashboard shows everything; press p to start)
     #[arg(long)]
     pub paused: bool,
+    /// Dashboard colors: `light` for a light terminal background; `auto` picks light when the
+    /// terminal says its background is light (COLORFGBG) [default: auto]. NO_COLOR turns colors
+    /// off whatever this says
+    #[arg(long, value_enum)]
+    pub theme: Option<crate::ui::theme::ThemeName>,
+    /// Leave the mouse to the terminal (for selecting text) instead of clicking rows and tabs
+    /// and scrolling with the wheel
+    #[arg(long, overrides_with = "mouse")]
+    pub no_mouse: bool,
+    /// Take the mouse although txpace.toml says `mouse = false`
+    #[arg(long, overrides_with = "no_mouse")]
+    pub mouse: bool,
+    /// The dashboard's keys: the defaults with txpace.toml's `[keys]` applied.
+    #[arg(skip)]
+    pub keymap: crate::ui::keymap::Keymap,
 }
 
 #[derive(Debug, Args)]
@@ -308,7 +408,7 @@ pub struct SendArgs {
     /// Keep this run's journal here [default: `journals/` in the data directory, named after the
     /// first input file and a hash of the transactions]. Every send and outcome is journaled,
     /// synced to disk at least once a second, so a run that was killed can be resumed
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub journal: Option<PathBuf>,
     /// Continue the run recorded in the journal: transactions it shows landed, failed or expired
     /// are not sent again, those it shows sent are looked up on chain before any resend, the
@@ -344,15 +444,19 @@ pub struct DemoArgs {
 #[derive(Debug, Args)]
 pub struct DeployArgs {
     /// The program: the .so that `cargo build-sbf` writes to target/deploy/
-    #[arg(value_name = "PROGRAM.so", required_unless_present = "close_buffer")]
+    #[arg(
+        value_name = "PROGRAM.so",
+        required_unless_present = "close_buffer",
+        value_hint = ValueHint::FilePath
+    )]
     pub program: Option<PathBuf>,
     /// Default signer: the fee payer and upgrade authority unless --fee-payer or
     /// --upgrade-authority name others [default: the CLI config's keypair_path]
-    #[arg(short = 'k', long, value_name = "KEYPAIR")]
+    #[arg(short = 'k', long, value_name = "KEYPAIR", value_hint = ValueHint::FilePath)]
     pub keypair: Option<PathBuf>,
     /// Fee payer of every transaction (and the buffer's and program's rent), apart from the
     /// upgrade authority [default: the -k/--keypair signer]
-    #[arg(long, value_name = "KEYPAIR")]
+    #[arg(long, value_name = "KEYPAIR", value_hint = ValueHint::FilePath)]
     pub fee_payer: Option<PathBuf>,
     /// Compute-unit price in micro-lamports for every transaction of the deploy (buffer
     /// creation, writes, deploy or upgrade), or `auto`: the --fee-percentile of recent
@@ -374,7 +478,7 @@ pub struct DeployArgs {
     #[arg(long, conflicts_with_all = ["program_id", "max_len"])]
     pub buffer_only: bool,
     /// Signer of the buffer's writes with --buffer-only [default: the upgrade authority]
-    #[arg(long, value_name = "KEYPAIR", requires = "buffer_only")]
+    #[arg(long, value_name = "KEYPAIR", value_hint = ValueHint::FilePath, requires = "buffer_only")]
     pub buffer_authority: Option<PathBuf>,
     /// With --buffer-only: once written and checked, hand the buffer to this key (a multisig's
     /// vault, say) in a last transaction
@@ -391,12 +495,12 @@ pub struct DeployArgs {
     pub program_id: Option<String>,
     /// Upgrade authority of the program, which also owns the buffer [default: the -k/--keypair
     /// signer]
-    #[arg(long, value_name = "KEYPAIR")]
+    #[arg(long, value_name = "KEYPAIR", value_hint = ValueHint::FilePath)]
     pub upgrade_authority: Option<PathBuf>,
     /// Buffer account keypair: created when no account exists at its address, resumed when one
     /// does (only the chunks missing or different are written) [default: NAME-buffer.json next
     /// to the .so, removed after a successful deploy]
-    #[arg(long, value_name = "KEYPAIR")]
+    #[arg(long, value_name = "KEYPAIR", value_hint = ValueHint::FilePath)]
     pub buffer: Option<PathBuf>,
     /// Bytes reserved for the program, for later upgrades of a larger build (at most 10 MiB less
     /// the program-data header) [default: the program's size]

@@ -12,7 +12,17 @@ use crate::redact::{redact_url, register_url};
 /// Commitment as a user types it; `processed` is allowed for watching but a transaction is only
 /// called Confirmed once it reaches the level asked for.
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, clap::ValueEnum, serde::Serialize,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Commitment {
@@ -82,16 +92,49 @@ pub fn default_cli_config_path() -> Option<PathBuf> {
     directories::BaseDirs::new().map(|b| b.home_dir().join(".config/solana/cli/config.yml"))
 }
 
+/// The Solana CLI config `args` name (explicitly, or the default one when it exists) and what it
+/// says. An explicit `--config` that cannot be read is an error; the default one is optional.
+fn cli_config(args: &GlobalArgs) -> Result<(Option<PathBuf>, CliConfigFile)> {
+    Ok(match &args.config {
+        Some(path) => (Some(path.clone()), read_cli_config(path)?),
+        None => match default_cli_config_path() {
+            Some(p) if p.exists() => {
+                let file = read_cli_config(&p)?;
+                (Some(p), file)
+            }
+            _ => (None, CliConfigFile::default()),
+        },
+    })
+}
+
+/// Which of the settings txpace reads the Solana CLI config gives, for `txpace config show`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CliConfigGives {
+    /// The file read; `None` when there is none.
+    pub path: Option<PathBuf>,
+    pub url: bool,
+    pub ws: bool,
+    pub commitment: bool,
+}
+
+pub fn cli_config_gives(args: &GlobalArgs) -> Result<CliConfigGives> {
+    let (path, file) = cli_config(args)?;
+    Ok(CliConfigGives {
+        path,
+        url: file.json_rpc_url.is_some(),
+        ws: file.websocket_url.is_some_and(|w| !w.trim().is_empty()),
+        commitment: file
+            .commitment
+            .as_deref()
+            .and_then(Commitment::parse)
+            .is_some(),
+    })
+}
+
 /// Resolves global options: flags override the config file, which overrides localhost defaults.
 /// An explicit `--config` that cannot be read is an error; the default one is optional.
 pub fn resolve(args: &GlobalArgs) -> Result<Resolved> {
-    let file = match &args.config {
-        Some(path) => read_cli_config(path)?,
-        None => match default_cli_config_path() {
-            Some(p) if p.exists() => read_cli_config(&p)?,
-            _ => CliConfigFile::default(),
-        },
-    };
+    let (_, file) = cli_config(args)?;
     let rpc_url = match (&args.url, &file.json_rpc_url) {
         (Some(u), _) => normalize_url(u)?,
         (None, Some(u)) => normalize_url(u)?,

@@ -5,7 +5,7 @@
 //! | --- | --- |
 //! | 0 | every transaction landed (or: the command did what was asked) |
 //! | 1 | the run finished, but some transactions failed on chain or expired |
-//! | 2 | bad input or usage: invalid transactions, a bad flag, a missing file, a refused journal |
+//! | 2 | bad input or usage: invalid transactions, a bad flag, a missing file, a malformed txpace.toml, a refused journal |
 //! | 3 | runtime error: the RPC was never reachable, the journal could not be written, the engine crashed, an I/O error |
 //! | 4 | stopped by the user (dashboard `q`) with transactions unfinished; `--resume` continues |
 //! | 130 | interrupted by Ctrl-C or SIGTERM without a dashboard; `--resume` continues |
@@ -22,6 +22,34 @@ pub const RUNTIME: u8 = 3;
 pub const UNFINISHED: u8 = 4;
 /// Interrupted by a signal (128 + SIGINT), as shells expect.
 pub const INTERRUPTED: u8 = 130;
+
+/// The table above, for the man page's EXIT STATUS section.
+pub const TABLE: &[(u8, &str)] = &[
+    (
+        OK,
+        "Every transaction landed (or: the command did what was asked).",
+    ),
+    (
+        LOST,
+        "The run finished, but some transactions failed on chain or expired.",
+    ),
+    (
+        USAGE,
+        "Bad input or usage: invalid transactions, a bad flag, a missing file, a malformed txpace.toml, a refused journal.",
+    ),
+    (
+        RUNTIME,
+        "Runtime error: the RPC was never reachable, the journal could not be written, the engine crashed, an I/O error.",
+    ),
+    (
+        UNFINISHED,
+        "Stopped by the user (dashboard q) with transactions unfinished; --resume continues.",
+    ),
+    (
+        INTERRUPTED,
+        "Interrupted by Ctrl-C or SIGTERM without a dashboard; --resume continues.",
+    ),
+];
 
 /// The table above, for `--help`.
 pub const HELP: &str = "Exit codes: 0 all landed; 1 some failed or expired; 2 bad input or usage; \
@@ -51,6 +79,7 @@ pub fn for_error(err: &anyhow::Error) -> u8 {
     let input = err.chain().any(|e| {
         e.is::<UsageError>()
             || e.is::<crate::source::SourceError>()
+            || e.is::<crate::settings::SettingsError>()
             // A journal of other inputs, damaged, locked or missing is the user's to sort out;
             // one that cannot be written is a runtime error.
             || e
@@ -63,6 +92,17 @@ pub fn for_error(err: &anyhow::Error) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_help_line_and_the_table_name_the_same_codes() {
+        for (code, _) in TABLE {
+            assert!(
+                HELP.contains(&format!("{code} ")),
+                "{code} missing from HELP"
+            );
+        }
+        assert_eq!(HELP.matches(';').count() + 1, TABLE.len());
+    }
 
     #[test]
     fn input_errors_are_usage_and_the_rest_runtime() {

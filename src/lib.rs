@@ -14,6 +14,7 @@ pub mod logging;
 pub mod private_fs;
 pub mod redact;
 pub mod report;
+pub mod settings;
 pub mod source;
 pub mod ui;
 pub mod validator;

@@ -1,6 +1,6 @@
 //! The process's one logger, for the dashboard and for headless runs alike: one level policy
-//! (`RUST_LOG`, or info with the chatty transport crates at warn), one scrubbing step, one log
-//! file format. Only where records are shown differs: the dashboard's log pane (never the
+//! (`RUST_LOG`, or info with the chatty transport crates at warn, then shifted by `-v`/`-q`),
+//! one scrubbing step, one log file format. Only where records are shown differs: the dashboard's log pane (never the
 //! terminal it is drawn on), or stderr for warnings and errors in a headless run.
 //!
 //! Every record's text, txpace's own and other crates' (reqwest, hyper or tungstenite quote URLs
@@ -13,7 +13,7 @@ use std::{
     path::{Path, PathBuf},
     sync::{
         Arc,
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicI8, AtomicU64, Ordering},
         mpsc,
     },
     time::Duration,
@@ -28,6 +28,15 @@ use crate::{private_fs, redact};
 /// they are kept to warnings. Directives match targets by prefix (`hyper` covers `hyper_util`).
 pub const DEFAULT_FILTER: &str = "info,quinn=warn,quinn_proto=warn,rustls=warn,h2=warn,hyper=warn,\
     reqwest=warn,tungstenite=warn,tokio_tungstenite=warn,mio=warn";
+
+/// `-v` (positive) and `-q` (negative) steps, set once from the command line before the
+/// logger is installed.
+static VERBOSITY: AtomicI8 = AtomicI8::new(0);
+
+/// Records `-v`/`-q` for the logger a command installs later.
+pub fn set_verbosity(steps: i8) {
+    VERBOSITY.store(steps, Ordering::Relaxed);
+}
 
 /// How often the dashboard's log pane takes in new records.
 const PANE_EVERY: Duration = Duration::from_millis(10);
@@ -79,12 +88,31 @@ impl Filter {
         Filter { default, targets }
     }
 
-    /// `RUST_LOG` when set, otherwise [`DEFAULT_FILTER`].
+    /// `RUST_LOG` when set, otherwise [`DEFAULT_FILTER`], shifted by `-v`/`-q`.
     pub fn from_env() -> Filter {
-        match std::env::var("RUST_LOG") {
+        let filter = match std::env::var("RUST_LOG") {
             Ok(spec) if !spec.trim().is_empty() => Filter::parse(&spec),
             _ => Filter::parse(DEFAULT_FILTER),
+        };
+        filter.shifted(VERBOSITY.load(Ordering::Relaxed))
+    }
+
+    /// Every level `steps` more verbose (fewer when negative), between error and trace: `-v`
+    /// turns info into debug and the transport crates' warn into info, `-q` info into warn.
+    /// What is off stays off, and errors always show.
+    pub fn shifted(mut self, steps: i8) -> Filter {
+        let shift = |l: LevelFilter| {
+            if l == LevelFilter::Off {
+                return l;
+            }
+            let n = (l as i8 + steps).clamp(LevelFilter::Error as i8, LevelFilter::Trace as i8);
+            LevelFilter::iter().find(|f| *f as i8 == n).unwrap_or(l)
+        };
+        self.default = shift(self.default);
+        for (_, l) in &mut self.targets {
+            *l = shift(*l);
         }
+        self
     }
 
     pub fn level(&self, target: &str) -> LevelFilter {
@@ -354,6 +382,23 @@ mod tests {
             assert_eq!(f.level(noisy), LevelFilter::Warn, "{noisy}");
         }
         assert_eq!(f.max(), LevelFilter::Info);
+    }
+
+    #[test]
+    fn v_and_q_shift_every_level() {
+        let f = Filter::parse(DEFAULT_FILTER).shifted(1);
+        assert_eq!(f.level("txpace::engine"), LevelFilter::Debug);
+        assert_eq!(f.level("quinn_proto"), LevelFilter::Info);
+        let f = Filter::parse(DEFAULT_FILTER).shifted(-1);
+        assert_eq!(f.level("txpace::engine"), LevelFilter::Warn);
+        assert_eq!(f.level("hyper"), LevelFilter::Error);
+        // Errors always show; what RUST_LOG turned off stays off.
+        let f = Filter::parse("txpace=info,mio=off").shifted(-5);
+        assert_eq!(f.level("txpace"), LevelFilter::Error);
+        assert_eq!(f.level("mio"), LevelFilter::Off);
+        assert_eq!(f.level("reqwest"), LevelFilter::Off);
+        let f = Filter::parse("info").shifted(5);
+        assert_eq!(f.level("anything"), LevelFilter::Trace);
     }
 
     #[test]

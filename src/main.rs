@@ -1,20 +1,16 @@
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use txpace::{
-    cli::{Cli, Command},
-    commands, exit,
+    cli::{Cli, Command, ConfigCommand},
+    commands, exit, logging, settings,
 };
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Inspect(args) => commands::inspect::run(&cli.global, args),
-        Command::Gen(args) => commands::r#gen::run(&cli.global, args),
-        Command::Send(args) => commands::send::run(&cli.global, args),
-        Command::Demo(args) => commands::demo::run(args),
-        Command::Deploy(args) => commands::deploy::run(&cli.global, args),
-    };
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    logging::set_verbosity(cli.global.verbosity());
+    let result = run(cli, &matches);
     // Log lines are written on a thread of their own: let the last ones out before exiting.
     log::logger().flush();
     match result {
@@ -24,5 +20,31 @@ fn main() -> ExitCode {
             eprintln!("error: {}", txpace::redact::scrub(format!("{err:#}")));
             ExitCode::from(exit::for_error(&err))
         }
+    }
+}
+
+fn run(mut cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<u8> {
+    // Completions and man pages describe txpace, and `config path` says where the settings
+    // file goes: a missing or broken txpace.toml must not stop them.
+    match &cli.command {
+        Command::Config(ConfigCommand::Path) => {
+            return commands::config::path(&cli.global);
+        }
+        Command::Completions(args) => return commands::completions::run(args.shell),
+        Command::Man(args) => {
+            return commands::man::run(args.command.as_deref(), args.dir.as_deref());
+        }
+        _ => {}
+    }
+    let settings = settings::load(cli.global.txpace_config.as_deref())?;
+    settings::apply::apply(&mut cli, matches, &settings);
+    match cli.command {
+        Command::Inspect(args) => commands::inspect::run(&cli.global, args),
+        Command::Gen(args) => commands::r#gen::run(&cli.global, args),
+        Command::Send(args) => commands::send::run(&cli.global, args),
+        Command::Demo(args) => commands::demo::run(args),
+        Command::Deploy(args) => commands::deploy::run(&cli.global, args),
+        Command::Config(cmd) => commands::config::run(&cmd, &cli.global, matches, &settings),
+        Command::Completions(_) | Command::Man(_) => Ok(exit::OK),
     }
 }

@@ -54,8 +54,15 @@ fn dashboard_shows_queues_leader_and_pace_and_obeys_keys() {
     let text = screen.wait_for("55 tx/s", Duration::from_secs(5), |t| t.contains("55 tx/s"));
     eprintln!("after p and +:\n{text}");
 
-    let quit = Instant::now();
+    // Transactions are unfinished: q asks first, and y stops.
     screen.keys(b"q");
+    screen.wait_for(
+        "the question before stopping",
+        Duration::from_secs(5),
+        |t| t.contains("Stop the run?") && t.contains("transactions are unfinished"),
+    );
+    let quit = Instant::now();
+    screen.keys(b"y");
     let status = screen.wait_exit(Duration::from_secs(10));
     eprintln!("quit took {:.2} s", quit.elapsed().as_secs_f64());
     // Quit with transactions unfinished: exit 4, and the way to continue is printed.

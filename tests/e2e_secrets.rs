@@ -248,7 +248,9 @@ fn send_on_the_dashboard_with_a_keyed_url(v: &LocalValidator, refused: &str) {
             );
             assert!(started.elapsed() < Duration::from_secs(30));
         }
-        term.keys(b"q");
+        // q, and y for the question it asks while transactions are unfinished (with all of
+        // them landed it quits at once and the y is never read).
+        term.keys(b"qy");
         term.wait_exit(Duration::from_secs(15));
         std::thread::sleep(Duration::from_millis(300));
         let screen = text(&term.raw());

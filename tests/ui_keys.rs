@@ -83,32 +83,62 @@ fn rate_keys_under_max_start_from_current_pacing() {
 }
 
 #[test]
-fn q_and_ctrl_c_stop_and_quit() {
+fn q_asks_first_while_transactions_are_unfinished() {
     let snap = fixtures::running(10);
+    assert!(snap.counts.pending + snap.counts.resent > 0);
     let mut a = app();
+    assert_eq!(a.handle_key(ch('q'), &snap), None);
+    assert_eq!(a.overlay(), Overlay::ConfirmQuit);
     assert!(!a.should_quit());
-    assert_eq!(a.handle_key(ch('q'), &snap), Some(Command::Stop));
-    assert!(a.should_quit());
+    // Any key but y or q keeps running, and is not acted on otherwise.
+    assert_eq!(a.handle_key(ch('p'), &snap), None);
+    assert_eq!(a.overlay(), Overlay::None);
+    assert!(!a.should_quit());
+    for yes in [ch('y'), ch('Y'), ch('q'), key(KeyCode::Enter)] {
+        let mut a = app();
+        a.handle_key(ch('q'), &snap);
+        assert_eq!(a.handle_key(yes, &snap), Some(Command::Stop), "{yes:?}");
+        assert!(a.should_quit());
+    }
+    for no in [ch('n'), key(KeyCode::Esc), ch(' ')] {
+        let mut a = app();
+        a.handle_key(ch('q'), &snap);
+        assert_eq!(a.handle_key(no, &snap), None, "{no:?}");
+        assert!(!a.should_quit());
+    }
+}
 
-    let mut b = app();
+#[test]
+fn q_quits_at_once_when_nothing_is_unfinished() {
+    let mut all_final = fixtures::running(10);
+    all_final.counts.pending = 0;
+    all_final.counts.resent = 0;
+    for snap in [fixtures::done(10), fixtures::failed(10, "boom"), all_final] {
+        let mut a = app();
+        assert_eq!(a.handle_key(ch('q'), &snap), Some(Command::Stop));
+        assert!(a.should_quit());
+    }
+}
+
+#[test]
+fn ctrl_c_never_asks() {
+    let snap = fixtures::running(10);
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let mut b = app();
     assert_eq!(b.handle_key(ctrl_c, &snap), Some(Command::Stop));
     assert!(b.should_quit());
+    // Not from the question, nor from a find being typed.
+    let mut b = app();
+    b.handle_key(ch('q'), &snap);
+    assert_eq!(b.handle_key(ctrl_c, &snap), Some(Command::Stop));
+    let mut b = app();
+    b.handle_key(ch('/'), &snap);
+    assert_eq!(b.handle_key(ctrl_c, &snap), Some(Command::Stop));
 
     // A plain `c` is not Ctrl-C.
     let mut c = app();
     assert_eq!(c.handle_key(ch('c'), &snap), None);
     assert!(!c.should_quit());
-}
-
-#[test]
-fn q_quits_from_an_overlay_too() {
-    let snap = fixtures::running(10);
-    let mut a = app();
-    a.handle_key(ch('?'), &snap);
-    assert_eq!(a.overlay(), Overlay::Help);
-    assert_eq!(a.handle_key(ch('q'), &snap), Some(Command::Stop));
-    assert!(a.should_quit());
 }
 
 #[test]
@@ -244,4 +274,175 @@ fn key_releases_are_ignored() {
     release.kind = KeyEventKind::Release;
     assert_eq!(a.handle_key(release, &snap), None);
     assert!(!a.should_quit());
+}
+
+fn type_text(a: &mut App, snap: &Snapshot, text: &str) {
+    for c in text.chars() {
+        assert_eq!(a.handle_key(ch(c), snap), None);
+    }
+}
+
+/// The id, queue and row of a transaction in `queue`, and a prefix of its signature that no
+/// other transaction of the snapshot shares.
+fn unique_prefix(snap: &Snapshot, queue: Queue, row: usize) -> (u32, String) {
+    let tx = snap.queue_row(queue, row).unwrap();
+    let sig = tx.signature.to_string();
+    let others: Vec<String> = snap
+        .txs
+        .iter()
+        .filter(|t| t.id != tx.id)
+        .map(|t| t.signature.to_string())
+        .collect();
+    let n = (1..sig.len())
+        .find(|&n| !others.iter().any(|o| o.starts_with(&sig[..n])))
+        .unwrap();
+    (tx.id, sig[..n].to_string())
+}
+
+#[test]
+fn slash_finds_a_transaction_in_any_queue_as_you_type() {
+    let snap = fixtures::running(300);
+    let (id, prefix) = unique_prefix(&snap, Queue::Confirmed, 7);
+    let mut a = app();
+    a.handle_key(ch('/'), &snap);
+    assert_eq!(a.find_query(), Some(""));
+    type_text(&mut a, &snap, &prefix);
+    assert_eq!(a.find_query(), Some(prefix.as_str()));
+    assert_eq!(a.queue(), Queue::Confirmed);
+    assert_eq!(a.selected(&snap), 7);
+    // Enter keeps the match; the keys are the dashboard's again.
+    a.handle_key(key(KeyCode::Enter), &snap);
+    assert_eq!(a.find_query(), None);
+    assert_eq!(a.queue(), Queue::Confirmed);
+    a.handle_key(key(KeyCode::Enter), &snap);
+    assert_eq!(a.overlay(), Overlay::Detail(id));
+}
+
+#[test]
+fn esc_and_a_failed_find_go_back_to_where_the_find_started() {
+    let snap = fixtures::running(300);
+    let (_, prefix) = unique_prefix(&snap, Queue::Resent, 3);
+    let mut a = app();
+    a.handle_key(key(KeyCode::Down), &snap);
+    a.handle_key(ch('/'), &snap);
+    type_text(&mut a, &snap, &prefix);
+    assert_eq!(a.queue(), Queue::Resent);
+    a.handle_key(key(KeyCode::Esc), &snap);
+    assert_eq!((a.queue(), a.selected(&snap)), (Queue::Pending, 1));
+
+    // A character base58 lacks matches nothing: back at the start, prompt still open.
+    a.handle_key(ch('/'), &snap);
+    type_text(&mut a, &snap, &prefix);
+    type_text(&mut a, &snap, "0");
+    assert_eq!((a.queue(), a.selected(&snap)), (Queue::Pending, 1));
+    assert_eq!(a.find_query(), Some(format!("{prefix}0").as_str()));
+    // Backspace edits; past the start it closes the prompt.
+    a.handle_key(key(KeyCode::Backspace), &snap);
+    assert_eq!(a.queue(), Queue::Resent);
+    for _ in 0..=prefix.len() {
+        a.handle_key(key(KeyCode::Backspace), &snap);
+    }
+    assert_eq!(a.find_query(), None);
+    assert_eq!((a.queue(), a.selected(&snap)), (Queue::Pending, 1));
+    // Keys typed into the prompt never reach the engine or quit.
+    a.handle_key(ch('/'), &snap);
+    type_text(&mut a, &snap, "pq+");
+    assert!(!a.should_quit());
+}
+
+#[test]
+fn n_and_shift_n_step_through_the_matches_of_the_last_find() {
+    let snap = fixtures::running(300);
+    // A one-character prefix that several transactions share.
+    let first = snap.txs.get(0).unwrap().signature.to_string();
+    let prefix = &first[..1];
+    let ids: Vec<u32> = snap
+        .txs
+        .iter()
+        .filter(|t| t.signature.to_string().starts_with(prefix))
+        .map(|t| t.id)
+        .collect();
+    assert!(ids.len() >= 3, "{ids:?}");
+    let shown = |a: &App| {
+        snap.queue_row(a.queue(), a.selected(&snap))
+            .map(|t| t.id)
+            .unwrap()
+    };
+    let mut a = app();
+    // Without a find, n does nothing.
+    a.handle_key(ch('n'), &snap);
+    assert_eq!(shown(&a), snap.queue_row(Queue::Pending, 0).unwrap().id);
+    a.handle_key(ch('/'), &snap);
+    type_text(&mut a, &snap, prefix);
+    a.handle_key(key(KeyCode::Enter), &snap);
+    let start = shown(&a);
+    let i = ids.iter().position(|&id| id == start).unwrap();
+    a.handle_key(ch('n'), &snap);
+    assert_eq!(shown(&a), ids[(i + 1) % ids.len()]);
+    a.handle_key(ch('n'), &snap);
+    assert_eq!(shown(&a), ids[(i + 2) % ids.len()]);
+    a.handle_key(ch('N'), &snap);
+    assert_eq!(shown(&a), ids[(i + 1) % ids.len()]);
+    a.handle_key(ch('N'), &snap);
+    a.handle_key(ch('N'), &snap);
+    assert_eq!(shown(&a), ids[(i + ids.len() - 1) % ids.len()]);
+}
+
+#[test]
+fn the_readme_key_table_is_the_key_map() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("reading README.md");
+    let rows: Vec<(String, String)> = readme
+        .split("\n### Keys\n")
+        .nth(1)
+        .expect("README has a Keys section")
+        .lines()
+        .skip_while(|l| !l.starts_with("| key |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.trim_matches('|').split(" | ").map(str::trim).collect();
+            (cells[0].to_string(), cells[1].to_string())
+        })
+        .collect();
+    let map: Vec<(String, String)> = txpace::ui::keymap::BINDINGS
+        .iter()
+        .map(|b| (b.label.to_string(), b.help.to_string()))
+        .collect();
+    assert_eq!(rows, map);
+}
+
+#[test]
+fn keys_rebound_in_txpace_toml_drive_the_dashboard_and_its_help() {
+    use txpace::ui::keymap::Keymap;
+    let rebound = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let (pause, quit) = (rebound(&["x"]), rebound(&["Q"]));
+    let keymap = Keymap::with_overrides([("pause", &pause[..]), ("quit", &quit[..])]).unwrap();
+    let snap = fixtures::running(300);
+    let mut a = App::new("t", false).with_keymap(keymap);
+    assert_eq!(a.handle_key(ch('x'), &snap), Some(Command::TogglePause));
+    assert_eq!(a.handle_key(ch('p'), &snap), None);
+    assert_eq!(a.handle_key(ch('q'), &snap), None);
+    assert_eq!(a.overlay(), Overlay::None);
+    // The rebound quit asks, and answers its own question.
+    assert_eq!(a.handle_key(ch('Q'), &snap), None);
+    assert_eq!(a.overlay(), Overlay::ConfirmQuit);
+    assert_eq!(a.handle_key(ch('Q'), &snap), Some(Command::Stop));
+
+    let b = App::new("t", false)
+        .with_keymap(Keymap::with_overrides([("pause", &pause[..]), ("quit", &quit[..])]).unwrap());
+    let text = fixtures::render_text(&b, &snap, 160, 48);
+    let bar = text.lines().last().unwrap();
+    assert!(
+        bar.contains(" x  pause") && bar.contains(" Q  quit"),
+        "{bar}"
+    );
+    let mut b = b;
+    b.handle_key(ch('?'), &snap);
+    let help = fixtures::render_text(&b, &snap, 160, 48);
+    assert!(help.contains("│x           pause / resume"), "{help}");
+    assert!(
+        help.contains("│Q           stop the run and quit"),
+        "{help}"
+    );
 }

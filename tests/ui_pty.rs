@@ -39,8 +39,10 @@ fn child() {
         UiOptions {
             exit_when_done: mode == "done",
             title: "pty test".into(),
-            no_color: true,
+            theme: txpace::ui::theme::Theme::new(true),
             log_file: None,
+            mouse: true,
+            keymap: Default::default(),
         },
     )
     .expect("ui::run");
@@ -140,6 +142,15 @@ fn assert_restored(out: &str) {
     let leave = out.rfind("\x1b[?1049l").expect("left the alternate screen");
     assert!(enter < leave);
     assert!(out[leave..].contains("\x1b[?25h"), "cursor shown again");
+    // Mouse reporting (presses and the wheel, SGR encoded) on while the dashboard is up, off
+    // when it is gone.
+    let mouse_on = out
+        .find("\x1b[?1000h\x1b[?1006h")
+        .expect("mouse reporting on");
+    let mouse_off = out
+        .rfind("\x1b[?1006l\x1b[?1000l")
+        .expect("mouse reporting off");
+    assert!(enter < mouse_on && mouse_on < mouse_off && mouse_off <= leave);
     assert!(out.contains("RC=0"), "child test passed:\n{out}");
     let modes = &out[out.rfind("RC=0").unwrap()..];
     let flags: Vec<&str> = modes.split_whitespace().collect();
@@ -166,9 +177,25 @@ fn keys_become_commands_and_q_restores_the_terminal() {
     }
     s.send(b"p");
     thread::sleep(Duration::from_millis(150));
+    // A click on the Confirmed tab, a release and a wheel notch: the mouse sends no commands.
+    s.send(b"\x1b[<0;30;20M\x1b[<0;30;20m\x1b[<65;30;30M");
+    thread::sleep(Duration::from_millis(150));
     s.send(b"+");
     thread::sleep(Duration::from_millis(150));
+    // Transactions are unfinished: q asks instead of quitting, and the p that answers the
+    // question keeps the run going without pausing it; then q and y stop.
     s.send(b"q");
+    thread::sleep(Duration::from_millis(300));
+    assert!(
+        s.child.try_wait().unwrap().is_none(),
+        "q quit without asking"
+    );
+    assert!(!s.text().contains("EXIT"), "q quit without asking");
+    s.send(b"p");
+    thread::sleep(Duration::from_millis(150));
+    s.send(b"q");
+    thread::sleep(Duration::from_millis(150));
+    s.send(b"y");
     let out = s.finish();
     assert!(
         out.contains("EXIT Quit COMMANDS [TogglePause, SetRate(Fixed(110.0)), Stop]"),

@@ -212,6 +212,109 @@ fn help_overlay_lists_every_binding() {
 }
 
 #[test]
+fn q_asks_before_stopping_a_run_with_unfinished_transactions() {
+    let snap = fixtures::running(300);
+    let mut app = App::new("send 300 txs from txs.b64", false);
+    press(&mut app, &snap, &[KeyCode::Char('q')]);
+    let text = fixtures::render_text(&app, &snap, W, H);
+    let c = &snap.counts;
+    assert!(text.contains("Stop the run?"));
+    let unfinished = format!("{} transactions are unfinished", c.pending + c.resent);
+    assert!(text.contains(&unfinished), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn find_prompt_replaces_the_key_bar_and_shows_the_match() {
+    let snap = fixtures::running(300);
+    let tx = snap
+        .queue_row(txpace::engine::lifecycle::Queue::Confirmed, 4)
+        .unwrap();
+    let sig = tx.signature.to_string();
+    let mut app = App::new("send 300 txs from txs.b64", false);
+    let mut keys = vec![KeyCode::Char('/')];
+    keys.extend(sig[..6].chars().map(KeyCode::Char));
+    press(&mut app, &snap, &keys);
+    let text = fixtures::render_text(&app, &snap, W, H);
+    let last = text.lines().last().unwrap();
+    assert!(last.starts_with(&format!(" / {}▏", &sig[..6])), "{last}");
+    assert!(last.contains("match 1 of 1"), "{last}");
+    assert!(text.contains("row 5 of"), "the match is selected:\n{text}");
+    insta::assert_snapshot!(text);
+}
+
+/// Each cell's foreground as one letter: the colors of a frame, reviewable as text.
+fn color_map(buf: &ratatui::buffer::Buffer) -> String {
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        for x in 0..buf.area.width {
+            let c = &buf[(x, y)];
+            line.push(match c.fg {
+                _ if c.symbol() == " " && c.bg == Color::Reset => ' ',
+                Color::Reset => '.',
+                Color::Indexed(28) => 'g',
+                Color::Indexed(130) => 'o',
+                Color::Indexed(160) => 'r',
+                Color::Indexed(25) => 'b',
+                Color::Indexed(242) => 'd',
+                Color::Indexed(246) => '-',
+                Color::Indexed(231) => 'w',
+                _ => '?',
+            });
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn light_theme_uses_only_colors_readable_on_white() {
+    use txpace::ui::theme::{Theme, ThemeName};
+    let light = Theme::pick(ThemeName::Light, false, None);
+    assert!(light.is_light());
+    let snap = fixtures::throttled(300);
+    let mut app = App::new("send 300 txs from txs.b64", false).with_theme(light);
+    let buf = fixtures::render_buffer(&app, &snap, 100, 30);
+    let map = color_map(&buf);
+    assert!(
+        !map.contains('?'),
+        "a color outside the light palette:\n{map}"
+    );
+    for washed_out in [Color::Yellow, Color::Cyan, Color::Gray, Color::White] {
+        assert!(
+            buf.content()
+                .iter()
+                .all(|c| c.fg != washed_out && c.bg != washed_out)
+        );
+    }
+    insta::assert_snapshot!(map);
+    // The overlays too.
+    for keys in [
+        &[KeyCode::Char('?')][..],
+        &[KeyCode::Enter],
+        &[KeyCode::Char('q')],
+    ] {
+        press(&mut app, &snap, keys);
+        let map = color_map(&fixtures::render_buffer(&app, &snap, 100, 30));
+        assert!(!map.contains('?'), "{keys:?}:\n{map}");
+        press(&mut app, &snap, &[KeyCode::Esc]);
+    }
+}
+
+#[test]
+fn auto_theme_follows_colorfgbg_and_no_color_wins() {
+    use txpace::ui::theme::{Theme, ThemeName};
+    assert!(Theme::pick(ThemeName::Auto, false, Some("0;15")).is_light());
+    assert!(Theme::pick(ThemeName::Auto, false, Some("0;default;7")).is_light());
+    assert!(!Theme::pick(ThemeName::Auto, false, Some("15;0")).is_light());
+    assert!(!Theme::pick(ThemeName::Auto, false, None).is_light());
+    assert!(!Theme::pick(ThemeName::Light, true, None).has_color());
+    assert!(!Theme::pick(ThemeName::Dark, false, Some("0;15")).is_light());
+}
+
+#[test]
 fn log_pane_names_the_log_file() {
     let app = App::new("t", false).with_log_file(Some(std::path::Path::new("/tmp/txpace.log")));
     let text = fixtures::render_text(&app, &fixtures::running(10), W, H);
@@ -226,6 +329,7 @@ fn key_bar_is_always_visible() {
         let text = fixtures::render_text(&app, &snap, w, h);
         let last = text.lines().last().unwrap_or("");
         assert!(last.contains("q  quit"), "{w}x{h}: {last:?}");
+        assert!(!last.contains("find") || w >= 80, "{w}x{h}: {last:?}");
         assert!(last.contains("?  help"), "{w}x{h}: {last:?}");
     }
 }
@@ -291,10 +395,12 @@ fn never_panics_at_any_size_or_content() {
         (160, 48),
         (300, 100),
     ];
-    let keysets: [&[KeyCode]; 4] = [
+    let keysets: [&[KeyCode]; 6] = [
         &[],
         &[KeyCode::End, KeyCode::Enter],
         &[KeyCode::Char('?')],
+        &[KeyCode::Char('q')],
+        &[KeyCode::Char('/'), KeyCode::Char('2'), KeyCode::Char('0')],
         &[
             KeyCode::Char('3'),
             KeyCode::Enter,

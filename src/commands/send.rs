@@ -282,8 +282,10 @@ impl Session {
             let ui_opts = ui::UiOptions {
                 exit_when_done: opts.exit_when_done,
                 title,
-                no_color: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+                theme: ui::theme::Theme::from_env(opts.theme.unwrap_or_default()),
                 log_file: self.log_file.clone(),
+                mouse: !opts.no_mouse,
+                keymap: opts.keymap.clone(),
             };
             let ui_result = ui::run(snapshots, commands.clone(), ui_opts);
             let _ = commands.send(Command::Stop);

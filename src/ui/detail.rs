@@ -37,11 +37,16 @@ pub fn line_count(tx: &TxView) -> usize {
     FIXED_LINES + tx.send_log.len().max(1) + 1 + tx.history.len().max(1)
 }
 
-pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, id: u32, scroll: u16, theme: Theme) {
+/// Where the overlay of transaction `id` is drawn over `area`.
+pub fn popup(area: Rect, snap: &Snapshot, id: u32) -> Rect {
     let w = (area.width.saturating_sub(4)).min(120);
     let content = snap.txs.get(id as usize).map(line_count).unwrap_or(1);
     let h = (content.min(u16::MAX as usize - 2) as u16 + 2).min(area.height.saturating_sub(2));
-    let popup = area.centered(Constraint::Length(w), Constraint::Length(h));
+    area.centered(Constraint::Length(w), Constraint::Length(h))
+}
+
+pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, id: u32, scroll: u16, theme: Theme) {
+    let popup = popup(area, snap, id);
     frame.render_widget(Clear, popup);
 
     let Some(tx) = snap.txs.get(id as usize) else {

@@ -16,20 +16,25 @@ use ratatui::{
     widgets::{Block, Cell, Clear, Row, Table},
 };
 
-use super::{keymap::BINDINGS, theme::Theme};
+use super::{keymap::Keymap, theme::Theme};
 
-pub fn render(frame: &mut Frame, area: Rect, theme: Theme) {
-    let h = (BINDINGS.len() as u16 + 2).min(area.height);
+/// Where the help is drawn over `area`: a click elsewhere closes it.
+pub fn popup(area: Rect, keymap: &Keymap) -> Rect {
+    let h = (keymap.rows().len() as u16 + 2).min(area.height);
     let w = 84.min(area.width);
-    let popup = area.centered(Constraint::Length(w), Constraint::Length(h));
+    area.centered(Constraint::Length(w), Constraint::Length(h))
+}
+
+pub fn render(frame: &mut Frame, area: Rect, keymap: &Keymap, theme: Theme) {
+    let popup = popup(area, keymap);
     frame.render_widget(Clear, popup);
     let block = Block::bordered()
         .border_style(theme.accent())
         .title(Span::styled(" Keys ", theme.bold()))
         .title_bottom(Span::styled(" Esc or ? closes this help ", theme.dim()));
-    let rows = BINDINGS.iter().map(|b| {
+    let rows = keymap.rows().iter().map(|b| {
         Row::new(vec![
-            Cell::from(Span::styled(b.label, theme.bold())),
+            Cell::from(Span::styled(b.label.as_str(), theme.bold())),
             Cell::from(b.help),
         ])
     });

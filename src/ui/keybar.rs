@@ -13,10 +13,10 @@ use ratatui::{
     widgets::Paragraph,
 };
 
-use super::{keymap, theme::Theme};
+use super::{keymap::Keymap, theme::Theme};
 
-pub fn render(frame: &mut Frame, area: Rect, theme: Theme) {
-    let items = keymap::bar_items();
+pub fn render(frame: &mut Frame, area: Rect, keymap: &Keymap, theme: Theme) {
+    let items = keymap.bar_items();
     let width = |(keys, word, _): &(String, &str, u8)| keys.chars().count() + word.len() + 5;
     // Drop the least needed items until the rest fit on the line.
     let mut keep: Vec<bool> = vec![true; items.len()];

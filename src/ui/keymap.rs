@@ -1,7 +1,10 @@
-//! The one table of keys. The key handler, the help overlay and the key bar all read
-//! [`BINDINGS`], so what the screen says a key does is what it does.
+//! The one table of keys. The key handler, the help overlay and the key bar all read it
+//! (through [`Keymap`], which is [`BINDINGS`] with txpace.toml's `[keys]` applied), so what the
+//! screen says a key does is what it does.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+pub use super::rebind::{Keymap, KeymapError, Row, label, name, parse};
 
 /// What a key asks the dashboard to do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,9 +23,16 @@ pub enum Action {
     Home,
     End,
     Details,
+    /// Open the find prompt.
+    Find,
+    FindNext,
+    FindPrev,
     Close,
     Help,
+    /// Quit, asking first while transactions are unfinished.
     Quit,
+    /// Quit without asking.
+    ForceQuit,
 }
 
 /// A key as written in the table: plain keys match whatever Shift says (terminals disagree on
@@ -44,6 +54,8 @@ pub struct Binding {
     /// The keys as the help overlay writes them.
     pub label: &'static str,
     pub action: Action,
+    /// The action's name in txpace.toml's `[keys]` table.
+    pub name: &'static str,
     /// The help overlay's description.
     pub help: &'static str,
     /// The first key as the key bar writes it.
@@ -55,6 +67,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[ch('p'), ch(' ')],
         label: "p, Space",
         action: Action::TogglePause,
+        name: "pause",
         help: "pause / resume sending (confirmation tracking continues)",
         short: "p",
     },
@@ -62,6 +75,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[ch('+'), ch('=')],
         label: "+",
         action: Action::RateUp,
+        name: "rate_up",
         help: "raise the target pace by 10% (from the current pace under --rate max)",
         short: "+",
     },
@@ -69,6 +83,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[ch('-'), ch('_')],
         label: "-",
         action: Action::RateDown,
+        name: "rate_down",
         help: "lower the target pace by 10% (at least 1 tx/s)",
         short: "-",
     },
@@ -76,6 +91,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[Key::Code(KeyCode::Tab)],
         label: "Tab",
         action: Action::NextQueue,
+        name: "next_queue",
         help: "next queue",
         short: "Tab",
     },
@@ -83,6 +99,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[Key::Code(KeyCode::BackTab)],
         label: "Shift-Tab",
         action: Action::PrevQueue,
+        name: "prev_queue",
         help: "previous queue",
         short: "S-Tab",
     },
@@ -90,6 +107,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[ch('1'), ch('2'), ch('3'), ch('4'), ch('5')],
         label: "1-5",
         action: Action::JumpQueue,
+        name: "jump_queue",
         help: "Pending, Resent, Confirmed, Failed, Expired",
         short: "1-5",
     },
@@ -97,6 +115,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[Key::Code(KeyCode::Up), ch('k')],
         label: "Up, k",
         action: Action::Up,
+        name: "up",
         help: "select the previous row (scroll the detail view)",
         short: "↑",
     },
@@ -104,6 +123,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[Key::Code(KeyCode::Down), ch('j')],
         label: "Down, j",
         action: Action::Down,
+        name: "down",
         help: "select the next row (scroll the detail view)",
         short: "↓",
     },
@@ -111,6 +131,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[Key::Code(KeyCode::PageUp)],
         label: "PgUp",
         action: Action::PageUp,
+        name: "page_up",
         help: "one page up",
         short: "PgUp",
     },
@@ -118,6 +139,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[Key::Code(KeyCode::PageDown)],
         label: "PgDn",
         action: Action::PageDown,
+        name: "page_down",
         help: "one page down",
         short: "PgDn",
     },
@@ -125,6 +147,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[Key::Code(KeyCode::Home), ch('g')],
         label: "Home, g",
         action: Action::Home,
+        name: "home",
         help: "first row",
         short: "Home",
     },
@@ -132,6 +155,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[Key::Code(KeyCode::End), ch('G')],
         label: "End, G",
         action: Action::End,
+        name: "end",
         help: "last row",
         short: "End",
     },
@@ -139,13 +163,39 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[Key::Code(KeyCode::Enter)],
         label: "Enter",
         action: Action::Details,
+        name: "details",
         help: "details of the selected transaction: every send, status history, error",
         short: "Enter",
+    },
+    Binding {
+        keys: &[ch('/')],
+        label: "/",
+        action: Action::Find,
+        name: "find",
+        help: "find a transaction by the start of its signature, in every queue",
+        short: "/",
+    },
+    Binding {
+        keys: &[ch('n')],
+        label: "n",
+        action: Action::FindNext,
+        name: "find_next",
+        help: "next transaction the last find matches",
+        short: "n",
+    },
+    Binding {
+        keys: &[ch('N')],
+        label: "N",
+        action: Action::FindPrev,
+        name: "find_prev",
+        help: "previous transaction the last find matches",
+        short: "N",
     },
     Binding {
         keys: &[Key::Code(KeyCode::Esc)],
         label: "Esc",
         action: Action::Close,
+        name: "close",
         help: "close the overlay",
         short: "Esc",
     },
@@ -153,15 +203,25 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[ch('?')],
         label: "?",
         action: Action::Help,
+        name: "help",
         help: "this help",
         short: "?",
     },
     Binding {
-        keys: &[ch('q'), Key::Ctrl('c')],
-        label: "q, Ctrl-C",
+        keys: &[ch('q')],
+        label: "q",
         action: Action::Quit,
-        help: "stop the run and quit",
+        name: "quit",
+        help: "stop the run and quit (asks first while transactions are unfinished)",
         short: "q",
+    },
+    Binding {
+        keys: &[Key::Ctrl('c')],
+        label: "Ctrl-C",
+        action: Action::ForceQuit,
+        name: "force_quit",
+        help: "stop the run and quit without asking",
+        short: "^C",
     },
 ];
 
@@ -171,14 +231,15 @@ pub const BAR: &[(&[Action], &str, u8)] = &[
     (&[Action::TogglePause], "pause", 2),
     (&[Action::RateUp, Action::RateDown], "rate", 3),
     (&[Action::NextQueue, Action::JumpQueue], "queue", 5),
-    (&[Action::Up, Action::Down], "select", 6),
+    (&[Action::Up, Action::Down], "select", 7),
     (&[Action::Details], "details", 4),
+    (&[Action::Find], "find", 6),
     (&[Action::Help], "help", 1),
     (&[Action::Quit], "quit", 0),
 ];
 
 impl Key {
-    fn matches(self, ev: &KeyEvent) -> bool {
+    pub(super) fn matches(self, ev: &KeyEvent) -> bool {
         let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
         let alt = ev.modifiers.contains(KeyModifiers::ALT);
         match self {
@@ -186,28 +247,4 @@ impl Key {
             Key::Code(code) => !ctrl && !alt && ev.code == code,
         }
     }
-}
-
-/// The binding a key press triggers; releases and repeats-as-release are ignored.
-pub fn lookup(ev: &KeyEvent) -> Option<&'static Binding> {
-    if ev.kind == KeyEventKind::Release {
-        return None;
-    }
-    BINDINGS
-        .iter()
-        .find(|b| b.keys.iter().any(|k| k.matches(ev)))
-}
-
-/// The bar's items in display order: (keys, word, priority), the keys taken from the
-/// bindings so the bar cannot name a key that does something else.
-pub fn bar_items() -> Vec<(String, &'static str, u8)> {
-    BAR.iter()
-        .map(|(actions, word, prio)| {
-            let keys: Vec<&str> = actions
-                .iter()
-                .filter_map(|a| BINDINGS.iter().find(|b| b.action == *a).map(|b| b.short))
-                .collect();
-            (keys.join("/"), *word, *prio)
-        })
-        .collect()
 }

@@ -7,12 +7,14 @@
 //!
 //! One module per panel, each with its layout in its doc comment: [`header`], [`banner`],
 //! [`leaders`], [`rate`], [`queues`], [`latency`], [`logs`], [`keybar`], and the overlays
-//! [`help`] and [`detail`].
+//! [`help`], [`detail`] and [`confirm`], and the [`find`] prompt.
 
 pub mod app;
 pub mod banner;
 mod columns;
+pub mod confirm;
 pub mod detail;
+pub mod find;
 /// Test support: built for txpace's own tests and benches only (the `test-support` feature,
 /// which the dev-dependency on itself turns on), never into the release binary.
 #[cfg(any(test, feature = "test-support"))]
@@ -28,6 +30,7 @@ pub mod leaders;
 pub mod logs;
 pub mod queues;
 pub mod rate;
+mod rebind;
 pub mod small;
 mod terminal;
 pub mod theme;
@@ -38,7 +41,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crossterm::event::{self, Event};
+use crossterm::event::{self, Event, MouseEventKind};
 use tokio::sync::{mpsc, watch};
 
 pub use app::{App, Overlay};
@@ -61,10 +64,15 @@ pub struct UiOptions {
     pub exit_when_done: bool,
     /// What this run is, for the header, e.g. "send 5000 txs from x.b64".
     pub title: String,
-    /// From `NO_COLOR`: no colors at all; emphasis by bold and reversed text only.
-    pub no_color: bool,
+    /// The colors: dark or light, or none at all under `NO_COLOR`.
+    pub theme: theme::Theme,
     /// Where the logs are copied, for the log pane's title (see [`crate::logging`]).
     pub log_file: Option<PathBuf>,
+    /// Take the mouse: clicks and the wheel act on the dashboard. Off, the terminal keeps it
+    /// for selecting text (most terminals also give it back while Shift is held).
+    pub mouse: bool,
+    /// The keys: the defaults with txpace.toml's `[keys]` applied.
+    pub keymap: keymap::Keymap,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,8 +95,11 @@ pub fn run(
     commands: mpsc::UnboundedSender<Command>,
     opts: UiOptions,
 ) -> anyhow::Result<UiExit> {
-    let mut guard = terminal::TerminalGuard::enter()?;
-    let mut app = App::new(opts.title, opts.no_color).with_log_file(opts.log_file.as_deref());
+    let mut guard = terminal::TerminalGuard::enter(opts.mouse)?;
+    let mut app = App::new(opts.title, false)
+        .with_theme(opts.theme)
+        .with_keymap(opts.keymap)
+        .with_log_file(opts.log_file.as_deref());
     let mut snap = snapshots.borrow_and_update().clone();
     let mut last_draw: Option<Instant> = None;
     let mut dirty = true;
@@ -121,6 +132,14 @@ pub fn run(
             continue;
         }
         match event::read()? {
+            Event::Mouse(ev)
+                if !matches!(ev.kind, MouseEventKind::Moved | MouseEventKind::Up(_)) =>
+            {
+                app.handle_mouse(ev, &snap);
+                guard.terminal.draw(|f| app.render(f, &snap))?;
+                last_draw = Some(Instant::now());
+                dirty = false;
+            }
             Event::Key(key) => {
                 // Act on the newest picture, not the one drawn up to a frame ago.
                 if let Some(newer) = newer(&mut snapshots, &snap) {

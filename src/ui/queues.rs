@@ -55,6 +55,46 @@ pub struct TableView<'a> {
     pub offset: &'a Cell<usize>,
     /// Rows visible last frame, for PgUp/PgDn.
     pub page: &'a Cell<usize>,
+    /// Where the tabs and rows were drawn, for the mouse.
+    pub hits: &'a Cell<Hits>,
+}
+
+/// Where the last frame drew what a click can pick: each queue's tab and the table's rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Hits {
+    /// The line of tabs; empty when the table had no room for it.
+    pub tabs: Rect,
+    /// Each queue's tab as a column range `[start, end)` on that line.
+    pub tab_columns: [(u16, u16); 5],
+    /// The whole queue panel, border included: scrolling over it moves the selection.
+    pub panel: Rect,
+    /// The rows of transactions, header excluded, and the queue row drawn on the first.
+    pub rows: Rect,
+    pub offset: usize,
+}
+
+impl Hits {
+    /// The queue whose tab is at (x, y).
+    pub fn tab_at(&self, x: u16, y: u16) -> Option<Queue> {
+        if y != self.tabs.y || self.tabs.height == 0 {
+            return None;
+        }
+        let i = self
+            .tab_columns
+            .iter()
+            .position(|&(a, b)| (a..b).contains(&x))?;
+        Some(Queue::ALL[i])
+    }
+
+    /// The queue row at (x, y), if a row is drawn there.
+    pub fn row_at(&self, x: u16, y: u16, len: usize) -> Option<usize> {
+        let r = self.rows;
+        if !(r.x..r.x + r.width).contains(&x) || !(r.y..r.y + r.height).contains(&y) {
+            return None;
+        }
+        let row = self.offset + (y - r.y) as usize;
+        (row < len).then_some(row)
+    }
 }
 
 pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, view: TableView, theme: Theme) {
@@ -95,11 +135,18 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, view: TableView, t
         .title_top(Line::from(format!(" {position} ")).right_aligned());
     let inner = block.inner(area);
     frame.render_widget(block, area);
+    let mut hits = Hits {
+        panel: area,
+        ..Hits::default()
+    };
+    view.hits.set(hits);
     if inner.height == 0 || inner.width == 0 {
         return;
     }
 
-    render_tabs(frame, Rect { height: 1, ..inner }, snap, view.queue, theme);
+    hits.tabs = Rect { height: 1, ..inner };
+    hits.tab_columns = render_tabs(frame, hits.tabs, snap, view.queue, theme);
+    view.hits.set(hits);
     let table_area = Rect {
         y: inner.y + 1,
         height: inner.height - 1,
@@ -119,6 +166,13 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, view: TableView, t
     }
     offset = offset.min(len.saturating_sub(visible));
     view.offset.set(offset);
+    hits.rows = Rect {
+        y: table_area.y + 1,
+        height: table_area.height - 1,
+        ..table_area
+    };
+    hits.offset = offset;
+    view.hits.set(hits);
 
     if len == 0 {
         let msg = format!("no {} transactions", view.queue.name().to_lowercase());
@@ -179,7 +233,14 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, view: TableView, t
     }
 }
 
-fn render_tabs(frame: &mut Frame, area: Rect, snap: &Snapshot, current: Queue, theme: Theme) {
+/// Draws the tabs and returns each one's column range.
+fn render_tabs(
+    frame: &mut Frame,
+    area: Rect,
+    snap: &Snapshot,
+    current: Queue,
+    theme: Theme,
+) -> [(u16, u16); 5] {
     let full = tabs(snap, current, theme, true);
     // Drop the digits and bars before cutting a queue name off.
     let line = if full.width() <= area.width as usize {
@@ -187,7 +248,19 @@ fn render_tabs(frame: &mut Frame, area: Rect, snap: &Snapshot, current: Queue, t
     } else {
         tabs(snap, current, theme, false)
     };
+    // Tabs are the even spans, separators the odd ones.
+    let mut columns = [(0, 0); 5];
+    let mut x = area.x;
+    let right = area.x.saturating_add(area.width);
+    for (i, span) in line.spans.iter().enumerate() {
+        let end = x.saturating_add(span.width() as u16).min(right);
+        if i % 2 == 0 {
+            columns[i / 2] = (x, end);
+        }
+        x = end;
+    }
     frame.render_widget(Paragraph::new(line), area);
+    columns
 }
 
 fn tabs(snap: &Snapshot, current: Queue, theme: Theme, numbered: bool) -> Line<'static> {

@@ -14,6 +14,7 @@ use std::{
 
 use crossterm::{
     cursor, execute,
+    style::Print,
     terminal::{
         Clear, ClearType, EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode,
         enable_raw_mode,
@@ -33,9 +34,22 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 static UI_THREAD: Mutex<Option<ThreadId>> = Mutex::new(None);
 static HOOK: Once = Once::new();
 
+/// Mouse reporting of presses, releases and the wheel (1000) in SGR encoding (1006), which has
+/// no column limit. Not crossterm's `EnableMouseCapture`: that adds every pointer motion (1003),
+/// a stream of events the dashboard has no use for.
+const MOUSE_ON: &str = "\x1b[?1000h\x1b[?1006h";
+const MOUSE_OFF: &str = "\x1b[?1006l\x1b[?1000l";
+
 fn restore() {
     let _ = disable_raw_mode();
-    let _ = execute!(io::stdout(), LeaveAlternateScreen, cursor::Show);
+    // Turning mouse reporting off when it was never on is harmless, and a panic hook does not
+    // know whether it was.
+    let _ = execute!(
+        io::stdout(),
+        Print(MOUSE_OFF),
+        LeaveAlternateScreen,
+        cursor::Show
+    );
 }
 
 /// A panic on the dashboard's thread restores the terminal before the message is printed, so
@@ -74,7 +88,7 @@ pub struct TerminalGuard {
 }
 
 impl TerminalGuard {
-    pub fn enter() -> anyhow::Result<Self> {
+    pub fn enter(mouse: bool) -> anyhow::Result<Self> {
         install_panic_hook();
         let signals = Signals::register()?;
         if let Ok(mut t) = UI_THREAD.lock() {
@@ -95,6 +109,9 @@ impl TerminalGuard {
             cursor::Hide,
             Clear(ClearType::All)
         )?;
+        if mouse {
+            execute!(io::stdout(), Print(MOUSE_ON))?;
+        }
         Ok(guard)
     }
 

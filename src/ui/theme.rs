@@ -1,30 +1,127 @@
-//! Styles in one place, so `NO_COLOR` is one switch: without color, emphasis falls back to
-//! bold and reversed text, which every terminal shows and which keeps the selection visible.
+//! Styles in one place, so `NO_COLOR` and the light theme are one switch each: without color,
+//! emphasis falls back to bold and reversed text, which every terminal shows and which keeps
+//! the selection visible; the light theme swaps the colors a white background washes out
+//! (yellow, cyan, light gray) for darker ones from the 256-color palette.
 
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::engine::lifecycle::TxState;
 use crate::engine::snapshot::{ConnState, RunState};
 
+/// The theme a user asks for (`--theme`, `theme =` in txpace.toml).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    clap::ValueEnum,
+    serde::Deserialize,
+    serde::Serialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum ThemeName {
+    /// Light when the terminal says its background is light (`COLORFGBG`), dark otherwise
+    #[default]
+    Auto,
+    /// Colors for a dark background
+    Dark,
+    /// Colors for a light background
+    Light,
+}
+
+impl ThemeName {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ThemeName::Auto => "auto",
+            ThemeName::Dark => "dark",
+            ThemeName::Light => "light",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Palette {
+    None,
+    Dark,
+    Light,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Theme {
-    color: bool,
+    palette: Palette,
+}
+
+/// The light palette: 256-color indexes that stay readable on white.
+mod light {
+    use ratatui::style::Color;
+    pub const GREEN: Color = Color::Indexed(28);
+    pub const ORANGE: Color = Color::Indexed(130);
+    pub const RED: Color = Color::Indexed(160);
+    pub const BLUE: Color = Color::Indexed(25);
+    pub const GRAY: Color = Color::Indexed(242);
+    pub const BORDER: Color = Color::Indexed(246);
+    pub const WHITE: Color = Color::Indexed(231);
 }
 
 impl Theme {
+    /// The dark theme, or no colors at all.
     pub fn new(no_color: bool) -> Self {
-        Theme { color: !no_color }
+        Theme::pick(ThemeName::Dark, no_color, None)
+    }
+
+    /// The theme for `name`: `no_color` (from `NO_COLOR`) wins over any name; `auto` reads
+    /// `colorfgbg`, the `COLORFGBG` variable some terminals set to "FG;BG", whose background
+    /// 7 or 15 (white) means a light terminal.
+    pub fn pick(name: ThemeName, no_color: bool, colorfgbg: Option<&str>) -> Self {
+        let palette = match name {
+            _ if no_color => Palette::None,
+            ThemeName::Dark => Palette::Dark,
+            ThemeName::Light => Palette::Light,
+            ThemeName::Auto => {
+                let bg = colorfgbg.and_then(|v| v.rsplit(';').next());
+                if matches!(bg.map(str::trim), Some("7" | "15")) {
+                    Palette::Light
+                } else {
+                    Palette::Dark
+                }
+            }
+        };
+        Theme { palette }
+    }
+
+    /// The theme from the environment: `NO_COLOR` and, for `auto`, `COLORFGBG`.
+    pub fn from_env(name: ThemeName) -> Self {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let fgbg = std::env::var("COLORFGBG").ok();
+        Theme::pick(name, no_color, fgbg.as_deref())
     }
 
     pub fn has_color(self) -> bool {
-        self.color
+        self.palette != Palette::None
     }
 
+    pub fn is_light(self) -> bool {
+        self.palette == Palette::Light
+    }
+
+    /// `c` as the dark theme has it, its light counterpart in the light theme, nothing
+    /// without color.
     fn fg(self, c: Color) -> Style {
-        if self.color {
-            Style::new().fg(c)
-        } else {
-            Style::new()
+        let light = match c {
+            Color::Green => light::GREEN,
+            Color::Yellow => light::ORANGE,
+            Color::Red => light::RED,
+            Color::Cyan => light::BLUE,
+            Color::DarkGray => light::GRAY,
+            Color::Gray => light::BORDER,
+            other => other,
+        };
+        match self.palette {
+            Palette::None => Style::new(),
+            Palette::Dark => Style::new().fg(c),
+            Palette::Light => Style::new().fg(light),
         }
     }
 
@@ -63,10 +160,10 @@ impl Theme {
     }
 
     pub fn key(self) -> Style {
-        if self.color {
-            Style::new().fg(Color::Black).bg(Color::Cyan)
-        } else {
-            Style::new().add_modifier(Modifier::REVERSED)
+        match self.palette {
+            Palette::None => Style::new().add_modifier(Modifier::REVERSED),
+            Palette::Dark => Style::new().fg(Color::Black).bg(Color::Cyan),
+            Palette::Light => Style::new().fg(light::WHITE).bg(light::BLUE),
         }
     }
 

@@ -14,23 +14,26 @@
 //! leaders and rate); the header, queues and key bar stay, and below 60×16 a message replaces
 //! the whole.
 
+mod keys;
+mod mouse;
+
 use std::cell::Cell;
 
-use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::{
     Frame,
     layout::{Constraint, Layout},
 };
 
 use super::{
-    banner, detail, header, help, keybar,
-    keymap::{self, Action},
+    banner, confirm, detail,
+    find::{self, SigIndex},
+    header, help, keybar,
+    keymap::Keymap,
     latency, leaders, logs, queues, rate, small,
     theme::Theme,
 };
-use crate::engine::command::{Command, step_rate};
 use crate::engine::lifecycle::Queue;
-use crate::engine::snapshot::{RateTarget, Snapshot};
+use crate::engine::snapshot::Snapshot;
 
 /// What is drawn over the dashboard, if anything.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +42,18 @@ pub enum Overlay {
     Help,
     /// The detail view of the transaction with this id.
     Detail(u32),
+    /// "Stop the run?": `q` while transactions are unfinished.
+    ConfirmQuit,
+}
+
+/// A find being typed, and where to go back to when it is abandoned.
+#[derive(Debug)]
+struct Finding {
+    prompt: find::Prompt,
+    queue: Queue,
+    selected: [usize; 5],
+    /// The id of the transaction selected when `/` was pressed: matches are looked for from it.
+    from: u32,
 }
 
 /// The dashboard's own state: which queue, which row, which overlay. Everything else comes
@@ -56,9 +71,18 @@ pub struct App {
     offsets: [Cell<usize>; 5],
     /// Rows the queue table showed last frame, for PgUp/PgDn.
     page: Cell<usize>,
+    /// Where the last frame drew tabs and rows, and its size, for the mouse.
+    hits: Cell<queues::Hits>,
+    area: Cell<ratatui::layout::Rect>,
     overlay: Overlay,
     detail_scroll: u16,
     quit: bool,
+    /// The find being typed, if any; it takes every key until Enter or Esc.
+    finding: Option<Finding>,
+    /// The last find kept with Enter, for `n` and `N`.
+    last_find: Option<String>,
+    sig_index: SigIndex,
+    keymap: Keymap,
 }
 
 impl App {
@@ -71,10 +95,28 @@ impl App {
             selected: [0; 5],
             offsets: Default::default(),
             page: Cell::new(10),
+            hits: Cell::default(),
+            area: Cell::default(),
             overlay: Overlay::None,
             detail_scroll: 0,
             quit: false,
+            finding: None,
+            last_find: None,
+            sig_index: SigIndex::default(),
+            keymap: Keymap::default(),
         }
+    }
+
+    /// Uses `keymap` (txpace.toml's `[keys]`) instead of the default keys.
+    pub fn with_keymap(mut self, keymap: Keymap) -> Self {
+        self.keymap = keymap;
+        self
+    }
+
+    /// Draws with `theme` instead of the dark default.
+    pub fn with_theme(mut self, theme: Theme) -> Self {
+        self.theme = theme;
+        self
     }
 
     /// Names the file the logs are copied to, for the log pane's border.
@@ -96,122 +138,14 @@ impl App {
         self.overlay
     }
 
+    /// The find being typed: its query, or `None` when no prompt is open.
+    pub fn find_query(&self) -> Option<&str> {
+        self.finding.as_ref().map(|f| f.prompt.query.as_str())
+    }
+
     /// The user asked to quit; the caller restores the terminal and returns.
     pub fn should_quit(&self) -> bool {
         self.quit
-    }
-
-    /// Applies one key. Returns the command to send to the engine, if the key asks for one.
-    pub fn handle_key(&mut self, key: KeyEvent, snap: &Snapshot) -> Option<Command> {
-        let binding = keymap::lookup(&key)?;
-        let over = snap.run.is_over();
-        match binding.action {
-            Action::Quit => {
-                self.quit = true;
-                return Some(Command::Stop);
-            }
-            Action::Close => {
-                self.overlay = Overlay::None;
-                return None;
-            }
-            Action::Help => {
-                self.overlay = match self.overlay {
-                    Overlay::Help => Overlay::None,
-                    _ => Overlay::Help,
-                };
-                return None;
-            }
-            // A finished engine takes no more pace commands; saying nothing beats a command
-            // that silently does nothing.
-            Action::TogglePause => return (!over).then_some(Command::TogglePause),
-            Action::RateUp | Action::RateDown => {
-                if over {
-                    return None;
-                }
-                let current = match snap.rate.target {
-                    RateTarget::Fixed(r) => r,
-                    RateTarget::Max => snap.rate.pacing,
-                };
-                let up = binding.action == Action::RateUp;
-                return Some(Command::SetRate(RateTarget::Fixed(step_rate(current, up))));
-            }
-            _ => {}
-        }
-
-        match self.overlay {
-            Overlay::Detail(id) => self.detail_key(binding.action, id, snap),
-            Overlay::Help => {
-                if binding.action == Action::Details {
-                    self.overlay = Overlay::None;
-                }
-            }
-            Overlay::None => self.table_key(binding.action, key, snap),
-        }
-        None
-    }
-
-    fn detail_key(&mut self, action: Action, id: u32, snap: &Snapshot) {
-        let max = snap
-            .txs
-            .get(id as usize)
-            .map(detail::line_count)
-            .unwrap_or(0)
-            .saturating_sub(1)
-            .min(u16::MAX as usize) as u16;
-        let page = self.page.get().max(1).min(u16::MAX as usize) as u16;
-        self.detail_scroll = match action {
-            Action::Up => self.detail_scroll.saturating_sub(1),
-            Action::Down => self.detail_scroll.saturating_add(1),
-            Action::PageUp => self.detail_scroll.saturating_sub(page),
-            Action::PageDown => self.detail_scroll.saturating_add(page),
-            Action::Home => 0,
-            Action::End => max,
-            Action::Details => {
-                self.overlay = Overlay::None;
-                0
-            }
-            _ => self.detail_scroll,
-        }
-        .min(max);
-    }
-
-    fn table_key(&mut self, action: Action, key: KeyEvent, snap: &Snapshot) {
-        let q = self.queue as usize;
-        let len = snap.queue_len(self.queue);
-        let last = len.saturating_sub(1);
-        let sel = self.selected[q].min(last);
-        let page = self.page.get().max(1);
-        let next = match action {
-            Action::NextQueue => {
-                self.queue = Queue::ALL[(q + 1) % 5];
-                return;
-            }
-            Action::PrevQueue => {
-                self.queue = Queue::ALL[(q + 4) % 5];
-                return;
-            }
-            Action::JumpQueue => {
-                if let KeyCode::Char(c @ '1'..='5') = key.code {
-                    self.queue = Queue::ALL[(c as u8 - b'1') as usize];
-                }
-                return;
-            }
-            Action::Up => sel.saturating_sub(1),
-            Action::Down => sel.saturating_add(1),
-            Action::PageUp => sel.saturating_sub(page),
-            Action::PageDown => sel.saturating_add(page),
-            Action::Home => 0,
-            Action::End => last,
-            Action::Details => {
-                if let Some(tx) = snap.queue_row(self.queue, sel) {
-                    self.overlay = Overlay::Detail(tx.id);
-                    self.detail_scroll = 0;
-                }
-                sel
-            }
-            _ => sel,
-        };
-        self.selected[q] = next.min(last);
     }
 
     /// Draws one frame. Costs the same whatever the number of transactions: only visible
@@ -219,6 +153,8 @@ impl App {
     pub fn render(&self, frame: &mut Frame, snap: &Snapshot) {
         let area = frame.area();
         let theme = self.theme;
+        self.area.set(area);
+        self.hits.set(queues::Hits::default());
         if small::too_small(area) {
             small::render(frame, area, snap, theme);
             return;
@@ -264,6 +200,7 @@ impl App {
                 selected: self.selected[q],
                 offset: &self.offsets[q],
                 page: &self.page,
+                hits: &self.hits,
             },
             theme,
         );
@@ -273,12 +210,16 @@ impl App {
             latency::render(frame, l, snap, theme);
             logs::render(frame, r, self.log_file.as_deref(), theme);
         }
-        keybar::render(frame, bar, theme);
+        match &self.finding {
+            Some(f) => find::render_prompt(frame, bar, &f.prompt, theme),
+            None => keybar::render(frame, bar, &self.keymap, theme),
+        }
 
         match self.overlay {
             Overlay::None => {}
-            Overlay::Help => help::render(frame, area, theme),
+            Overlay::Help => help::render(frame, area, &self.keymap, theme),
             Overlay::Detail(id) => detail::render(frame, area, snap, id, self.detail_scroll, theme),
+            Overlay::ConfirmQuit => confirm::render(frame, area, snap, theme),
         }
     }
 }
