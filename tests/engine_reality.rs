@@ -14,18 +14,16 @@ use std::{
     time::Duration,
 };
 
+use common::sim::{config, leaders, start, unique_hash};
 use futures::future::BoxFuture;
-use solana_hash::Hash;
-use solana_pubkey::Pubkey;
 use tokio::time::Instant;
 use txpace::engine::{
-    self, EngineConfig, EngineHandle, Prior,
+    self, Prior,
     lifecycle::TxState,
     net::{LinkState, SendError, Transport},
     sim::{Fate, SimCluster},
-    snapshot::{ConnState, RateTarget, RunState},
+    snapshot::{ConnState, RunState},
 };
-use common::sim::{config, leaders, start, unique_hash};
 use txpace::source::LoadedTx;
 
 fn never_lands(cluster: &SimCluster, txs: &[LoadedTx]) {

@@ -5,17 +5,15 @@ mod common;
 
 use std::{sync::Arc, time::Duration};
 
+use common::sim::{config, leaders, start, unique_hash};
 use solana_hash::Hash;
-use solana_pubkey::Pubkey;
 use txpace::engine::{
-    self, EngineConfig, EngineHandle, RunOutcome,
+    self, EngineConfig, RunOutcome,
     command::Command,
     lifecycle::{Queue, TxState},
     sim::{Fate, SimCluster},
     snapshot::{ConnState, RateTarget, RunState},
 };
-use common::sim::{config, leaders, start, unique_hash};
-use txpace::source::LoadedTx;
 
 async fn run(cluster: &SimCluster, cfg: EngineConfig, n: usize) -> RunOutcome {
     let txs = cluster.transactions(n, unique_hash());

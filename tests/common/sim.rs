@@ -5,9 +5,7 @@ use std::sync::Arc;
 
 use solana_hash::Hash;
 use solana_pubkey::Pubkey;
-use txpace::engine::{
-    self, EngineConfig, EngineHandle, sim::SimCluster, snapshot::RateTarget,
-};
+use txpace::engine::{self, EngineConfig, EngineHandle, sim::SimCluster, snapshot::RateTarget};
 use txpace::source::LoadedTx;
 
 /// A run at a fixed `rate`, with a throwaway identity.

@@ -206,6 +206,7 @@ pub fn assert_report_agrees_with_chain(
 }
 
 /// Every file under `dir`, recursively (one helper for every test crate).
+#[allow(unused_imports)] // not every crate that includes this module lists files
 pub use crate::common::files_under;
 
 /// The address in an `http://IP:PORT` or `ws://IP:PORT` URL.
