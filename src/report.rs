@@ -23,7 +23,7 @@ pub struct Report {
     pub summary: Summary,
     /// Every leader sent to, most streams first.
     pub leaders: Vec<LeaderStats>,
-    pub transactions: Vec<TxRecord>,
+    pub transactions: Vec<TxReport>,
     /// Invalid input left out with `--skip-invalid`.
     pub skipped: Vec<Skipped>,
 }
@@ -66,8 +66,10 @@ pub struct Latency {
     pub p99: Option<u64>,
 }
 
+/// One transaction's line in the report (the engine's own record of it is
+/// `engine::store::TxRecord`).
 #[derive(Debug, Serialize)]
-pub struct TxRecord {
+pub struct TxReport {
     pub signature: String,
     pub origin: String,
     /// confirmed, finalized, failed, expired, or unconfirmed (run stopped first).
@@ -121,7 +123,7 @@ impl Report {
             .map(|v| {
                 let commitment = outcome.commitments.get(v.id as usize).copied().flatten();
                 let leaders: BTreeSet<String> = v.sent_to.iter().map(Pubkey::to_string).collect();
-                TxRecord {
+                TxReport {
                     signature: v.signature.to_string(),
                     origin: v.origin.to_string(),
                     status: status_of(v, commitment),

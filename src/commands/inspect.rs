@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::{
     cli::{GlobalOpts, InspectArgs},
     source::{self, Entry, Progress, TxSummary},
+    ui::fmt::short,
 };
 
 /// One transaction as shown; fields are `None` when the item did not decode as a transaction.
@@ -130,17 +131,6 @@ fn row(entry: &Entry) -> Row {
         size: s.map(|s| s.size),
         instructions: s.map(|s| s.instructions),
     }
-}
-
-/// `5VERv8NMvzbJ…wDkq`: enough to tell transactions apart and find them in an explorer.
-fn short(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    if chars.len() <= 13 {
-        return text.to_string();
-    }
-    let head: String = chars.iter().take(8).collect();
-    let tail: String = chars.iter().skip(chars.len() - 4).collect();
-    format!("{head}…{tail}")
 }
 
 const HEADERS: [&str; 10] = [
