@@ -15,6 +15,7 @@ pub mod private_fs;
 pub mod redact;
 pub mod report;
 pub mod settings;
+pub mod signer;
 pub mod source;
 pub mod ui;
 pub mod validator;

@@ -7,11 +7,13 @@
 //! and resumed from its buffer, and an abandoned buffer closed for its lamports; a deploy
 //! through an endpoint URL carrying API keys, which no output may quote; priced deploys with a
 //! separate fee payer, read back from the chain; `--final`; `--buffer-only` with a hand-over;
-//! and an upgrade to a larger build, which extends the program first.
+//! an upgrade to a larger build, which extends the program first; and signers from stdin,
+//! a typed seed phrase and a USB wallet.
 
 mod common;
 
 use std::{
+    io::Write,
     path::{Path, PathBuf},
     process::{Child, Command, Output, Stdio},
     str::FromStr,
@@ -528,6 +530,131 @@ fn deploys_upgrades_resumes_and_closes_on_a_real_validator() {
     budgeted_deploys(&v, &rpc, &memo);
     buffer_only_then_handed_over(&v, &rpc, &memo);
     a_larger_upgrade_extends_the_program_first(&v, &rpc, &memo, &token);
+    signers_as_the_solana_cli_takes_them(&v, &rpc, &memo);
+}
+
+/// A well-known BIP39 test phrase (all "abandon" but the checksum word).
+const SEED_PHRASE: &str =
+    "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about";
+
+fn fund(v: &LocalValidator, rpc: &RpcClient, to: &Pubkey) {
+    let mint = v.mint_keypair();
+    let ix = solana_system_interface::instruction::transfer(&mint.pubkey(), to, 10_000_000_000);
+    let blockhash = rpc.get_latest_blockhash().expect("blockhash");
+    let tx = solana_transaction::Transaction::new_signed_with_payer(
+        &[ix],
+        Some(&mint.pubkey()),
+        &[mint],
+        blockhash,
+    );
+    rpc.send_and_confirm_transaction(&tx).expect("funding");
+}
+
+/// Step 10: signers as the Solana CLI takes them. A fee payer read from `stdin`; a default
+/// signer from a seed phrase typed at `prompt://?key=0/0` in a terminal, never echoed nor
+/// written anywhere; and `usb://ledger`, refused with a usage error naming the device.
+fn signers_as_the_solana_cli_takes_them(v: &LocalValidator, rpc: &RpcClient, memo: &[u8]) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+
+    // --fee-payer stdin.
+    let payer = Keypair::new();
+    fund(v, rpc, &payer.pubkey());
+    let so = copy_program(d, "memo.so", memo);
+    let report_path = d.join("stdin-report.json");
+    let mut child = deploy_cmd(v, d, &[so.as_str(), "--fee-payer", "stdin"])
+        .arg("--report")
+        .arg(&report_path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("txpace deploy");
+    let json = serde_json::to_string(&payer.to_bytes().to_vec()).expect("json");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(json.as_bytes())
+        .expect("writing the keypair");
+    let out = child.wait_with_output().expect("deploy");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        show("stdin fee payer", &out)
+    );
+    let report = read_deploy_report(&report_path);
+    for (sig, _) in landed_signatures(&report) {
+        assert_eq!(common::budget::landed(rpc, &sig).fee_payer, payer.pubkey());
+    }
+
+    // -k prompt://?key=0/0 in a terminal.
+    let seed = solana_seed_phrase::generate_seed_from_seed_phrase_and_passphrase(SEED_PHRASE, "");
+    let derived = solana_keypair::seed_derivable::keypair_from_seed_and_derivation_path(
+        &seed,
+        Some(solana_derivation_path::DerivationPath::from_key_str("0/0").expect("path")),
+    )
+    .expect("derived keypair");
+    fund(v, rpc, &derived.pubkey());
+    let so = copy_program(d, "memo2.so", memo);
+    let report_path = d.join("prompt-report.json");
+    let mut screen = common::pty::Terminal::spawn(common::pty::txpace_in_terminal(
+        d,
+        &[
+            "deploy",
+            "--no-tui",
+            "--url",
+            &v.rpc_url(),
+            "--ws",
+            &v.ws_url(),
+            "-k",
+            "prompt://?key=0/0",
+            "--report",
+            report_path.to_str().expect("utf-8"),
+            &so,
+        ],
+    ));
+    screen.wait_for("the seed phrase prompt", Duration::from_secs(30), |t| {
+        t.contains("seed phrase:")
+    });
+    screen.keys(format!("{SEED_PHRASE}\r").as_bytes());
+    screen.wait_for("the passphrase prompt", Duration::from_secs(10), |t| {
+        t.contains("passphrase")
+    });
+    screen.keys(b"\r");
+    let status = screen.wait_exit(Duration::from_secs(120));
+    let screen_text = String::from_utf8_lossy(&screen.raw()).to_string();
+    assert_eq!(status.exit_code(), 0, "{screen_text}");
+    assert!(
+        !screen_text.contains("abandon"),
+        "the seed phrase was echoed:\n{screen_text}"
+    );
+    let report = read_deploy_report(&report_path);
+    let program =
+        Pubkey::from_str(report["program_id"].as_str().expect("id")).expect("a program id");
+    // The derived key paid and is the upgrade authority.
+    assert_deployed(rpc, &program, memo, &derived.pubkey());
+    for file in common::files_under(d) {
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("abandon"),
+            "{} holds the seed phrase",
+            file.display()
+        );
+    }
+
+    // usb://ledger: no device can be reached in this build.
+    let so = copy_program(d, "memo3.so", memo);
+    let out = deploy_cmd(v, d, &[so.as_str(), "--fee-payer", "usb://ledger"])
+        .output()
+        .expect("deploy");
+    let text = show("usb fee payer", &out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("usb://ledger: no USB hardware wallet"),
+        "{text}"
+    );
 }
 
 /// Step 9: upgrading a small program with a larger build: the program-data account is extended

@@ -20,6 +20,7 @@ use crate::{
     deploy::sol,
     keyfile::{read_keypair, write_private_keypair},
     redact::redact_url,
+    signer::read_signer,
     workload::{
         SELF_TRANSFER_UNITS, build_self_transfers, fee_per_transaction, fund_payers, payer_budget,
         write_transactions,
@@ -47,7 +48,7 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
         .keypair_path
         .clone()
         .context("no keypair: pass --keypair or set keypair_path in the Solana CLI config")?;
-    let funder = read_keypair(&keypair_path)?;
+    let funder = read_signer(&keypair_path, "keypair")?;
     let commitment = CommitmentConfig {
         commitment: resolved.commitment.level(),
     };

@@ -24,10 +24,10 @@ use crate::{
     },
     exit, headless,
     journal::{self, Header, Ident, Inputs, JournalFile, WriterHandle},
-    keyfile::read_keypair,
     logging,
     redact::redact_url,
     report::Report,
+    signer::read_signer,
     source::{self, LoadedTx, Problem, Progress},
     ui,
 };
@@ -239,7 +239,7 @@ impl Session {
     /// `kind` names the log file (`send-…log`, `deploy-…log`).
     pub fn start(opts: &SendOpts, kind: &str) -> Result<Self> {
         let identity = match &opts.identity {
-            Some(path) => read_keypair(path).map_err(exit::usage)?,
+            Some(path) => read_signer(path, "identity").map_err(exit::usage)?,
             None => Keypair::new(),
         };
         let tui = !opts.no_tui && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();

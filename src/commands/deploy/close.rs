@@ -21,6 +21,7 @@ use crate::{
     exit,
     keyfile::read_keypair,
     redact::redact_url,
+    signer::read_signer,
 };
 
 /// After a failed or abandoned deploy: the buffer holds SOL; say how to finish or get it back.
@@ -50,11 +51,11 @@ pub(super) fn close_buffer(global: &GlobalOpts, args: &DeployArgs, which: &str) 
     let signer = payer_keypair(&resolved).map_err(exit::usage)?;
     // The lamports go to the fee payer; the buffer's authority signs.
     let payer = match &args.fee_payer {
-        Some(p) => read_keypair(p).map_err(exit::usage)?,
+        Some(p) => read_signer(p, "fee payer").map_err(exit::usage)?,
         None => signer.insecure_clone(),
     };
     let authority = match &args.upgrade_authority {
-        Some(p) => read_keypair(p).map_err(exit::usage)?,
+        Some(p) => read_signer(p, "upgrade authority").map_err(exit::usage)?,
         None => signer,
     };
     let address = if Path::new(which).exists() {

@@ -37,6 +37,7 @@ use crate::{
     exit,
     keyfile::{read_keypair, write_private_keypair},
     redact::redact_url,
+    signer::read_signer,
 };
 
 mod budget;
@@ -77,7 +78,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
     // others.
     let signer = Arc::new(payer_keypair(&resolved).map_err(exit::usage)?);
     let payer = match &args.fee_payer {
-        Some(p) => Arc::new(read_keypair(p).map_err(exit::usage)?),
+        Some(p) => Arc::new(read_signer(p, "fee payer").map_err(exit::usage)?),
         None => signer.clone(),
     };
     let authority = match args
@@ -85,7 +86,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         .as_ref()
         .or(args.upgrade_authority.as_ref())
     {
-        Some(p) => Arc::new(read_keypair(p).map_err(exit::usage)?),
+        Some(p) => Arc::new(read_signer(p, "authority").map_err(exit::usage)?),
         None => signer.clone(),
     };
     let hand_to = match &args.new_buffer_authority {
@@ -270,7 +271,7 @@ pub(super) fn payer_keypair(resolved: &Resolved) -> Result<Keypair> {
         .keypair_path
         .clone()
         .context("no payer: pass --keypair or set keypair_path in the Solana CLI config")?;
-    read_keypair(&path)
+    read_signer(&path, "keypair")
 }
 
 /// `DIR/STEM-suffix` for the program file `DIR/STEM.so`.
