@@ -8,6 +8,7 @@ use crate::{
     config::{Commitment, GlobalArgs},
     deploy::elf::MAX_PROGRAM_LEN,
 };
+pub use crate::{source::InputFormat, workload::OutputFormat};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -182,17 +183,6 @@ fn parse_unit_price(s: &str) -> Result<UnitPrice, String> {
     })
 }
 
-/// How input files are encoded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum InputFormat {
-    /// Detect per file
-    Auto,
-    Base64,
-    Base58,
-    Json,
-    Binary,
-}
-
 /// Input files shared by every command that reads transactions.
 #[derive(Debug, Args, Clone)]
 pub struct InputArgs {
@@ -213,14 +203,6 @@ pub struct InspectArgs {
     pub json: bool,
 }
 
-/// Output encodings of `gen`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputFormat {
-    Base64,
-    Base58,
-    Json,
-}
-
 #[derive(Debug, Args)]
 pub struct GenArgs {
     /// Number of transactions
@@ -236,11 +218,16 @@ pub struct GenArgs {
     /// Output encoding
     #[arg(long, value_enum, default_value_t = OutputFormat::Base64)]
     pub format: OutputFormat,
-    /// Compute-unit price in micro-lamports per CU
+    /// Compute-unit price in micro-lamports per CU, or `auto`: the --fee-percentile of recent
+    /// prioritization fees for the payers' accounts
     #[arg(long = "with-compute-unit-price", visible_alias = "cu-price",
-          default_value_t = 1_000_000, allow_negative_numbers = true,
-          value_parser = clap::value_parser!(u64))]
-    pub cu_price: u64,
+          value_name = "MICROLAMPORTS|auto", default_value = "1000000",
+          allow_negative_numbers = true, value_parser = parse_unit_price)]
+    pub cu_price: UnitPrice,
+    /// Which percentile of recent fees `--with-compute-unit-price auto` pays
+    #[arg(long, default_value_t = 75, value_name = "0-100", allow_negative_numbers = true,
+          value_parser = clap::value_parser!(u8).range(0..=100))]
+    pub fee_percentile: u8,
     /// Compute-unit limit per transaction (at most 1400000, the most a transaction can use)
     #[arg(long = "with-compute-unit-limit", visible_alias = "cu-limit",
           default_value_t = 1_000, allow_negative_numbers = true,

@@ -41,6 +41,7 @@ fn cases() -> Vec<Case> {
                 "--with-compute-unit-limit",
                 "--cu-limit",
                 "--payers",
+                "--fee-percentile",
             ],
         },
         Case {

@@ -66,6 +66,84 @@ fn inspect_accepts_all(dir: &Path, file: &Path, count: usize) {
     }
 }
 
+/// The one compute-unit price every transaction of `file` carries, as `inspect --json` reads it.
+fn the_price_of(dir: &Path, file: &Path) -> u64 {
+    let out = run_expect(txpace(dir).args(["inspect", "--json"]).arg(file), 0);
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("inspect --json prints JSON");
+    let prices: HashSet<u64> = report["transactions"]
+        .as_array()
+        .expect("transactions")
+        .iter()
+        .map(|row| row["cu_price"].as_u64().expect("a cu_price"))
+        .collect();
+    assert_eq!(prices.len(), 1, "{prices:?}");
+    prices.into_iter().next().expect("one price")
+}
+
+/// A price no other transaction of this test pays, in micro-lamports per compute unit.
+const CHEAP: u64 = 777;
+
+/// `--with-compute-unit-price auto` prices by what recent slots charged for writing the payer.
+/// The mint's 50 transfers at 1,000,000 µlamports/CU have landed; a few more at [`CHEAP`] land
+/// in slots of their own. Then the 100th percentile is the first price and the 0th the cheap
+/// one, as an independent `getRecentPrioritizationFees` reads them.
+fn auto_price_follows_recent_fees(v: &LocalValidator, dir: &Path) {
+    let rpc = v.rpc_client();
+    let mint = v.mint_keypair().pubkey();
+    let cheap = dir.join("cheap.b64");
+    run_expect(
+        gen_command(v, dir, &cheap).args(["-n", "5", "--with-compute-unit-price", "777"]),
+        0,
+    );
+    let landing = submit_and_confirm(&rpc, &load(&cheap), CONFIRM_TIMEOUT);
+    assert_eq!(landing.confirmed.len(), 5, "{landing:?}");
+
+    let fees = || -> Vec<u64> {
+        let mut fees: Vec<u64> = rpc
+            .get_recent_prioritization_fees(&[mint])
+            .expect("getRecentPrioritizationFees")
+            .iter()
+            .map(|f| f.prioritization_fee)
+            .collect();
+        fees.sort_unstable();
+        fees
+    };
+    // The fee cache takes a slot in once it is finalized.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let seen = fees();
+        if seen.first() == Some(&CHEAP) && seen.last() == Some(&1_000_000) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the landed transfers' fees never showed in getRecentPrioritizationFees: {seen:?}"
+        );
+        thread::sleep(Duration::from_millis(500));
+    }
+    for (percentile, expected) in [("100", 1_000_000), ("0", CHEAP)] {
+        let file = dir.join(format!("auto-p{percentile}.b64"));
+        let out = run_expect(
+            gen_command(v, dir, &file).args([
+                "-n",
+                "3",
+                "--with-compute-unit-price",
+                "auto",
+                "--fee-percentile",
+                percentile,
+            ]),
+            0,
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains(&format!("{expected} µlamports/CU (auto: p{percentile} of ")),
+            "{stdout}"
+        );
+        assert_eq!(the_price_of(dir, &file), expected, "p{percentile}");
+    }
+}
+
 #[test]
 fn gen_writes_transactions_the_chain_accepts() {
     let validator = start_validator(ValidatorOptions::default());
@@ -115,6 +193,8 @@ fn gen_writes_transactions_the_chain_accepts() {
     assert!(landing.failed.is_empty(), "failed: {:?}", landing.failed);
     assert!(landing.missing.is_empty(), "missing: {:?}", landing.missing);
     assert_eq!(landing.confirmed.len(), 50);
+
+    auto_price_follows_recent_fees(&validator, dir.path());
 
     // Two funded payers, JSON output.
     let spread = dir.path().join("spread.json");

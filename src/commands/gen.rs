@@ -15,9 +15,12 @@ use solana_rpc_client::rpc_client::RpcClient;
 use solana_signer::Signer;
 
 use crate::{
-    cli::{GenArgs, GlobalOpts, OutputFormat},
+    cli::{GenArgs, GlobalOpts, OutputFormat, UnitPrice},
     config,
-    deploy::sol,
+    deploy::{
+        compute::{PriceSource, recent_price},
+        sol,
+    },
     keyfile::{read_keypair, write_private_keypair},
     redact::redact_url,
     signer::read_signer,
@@ -59,9 +62,27 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
         commitment,
     );
     let count = args.count as usize;
-    let fee = fee_per_transaction(args.cu_price, args.cu_limit);
+    // The payers are the only accounts the transfers write, so `auto` prices by their fees;
+    // the price is known before funding, which pays it too.
+    let loaded = match args.payers {
+        None => None,
+        Some(k) => Some(load_or_create_payers(&args.out, k as usize)?),
+    };
+    let written: Vec<Pubkey> = match &loaded {
+        None => vec![funder.pubkey()],
+        Some(payers) => payers.iter().map(|(kp, _)| kp.pubkey()).collect(),
+    };
+    let (cu_price, price_source) = match args.cu_price {
+        UnitPrice::Fixed(p) => (p, PriceSource::Flag),
+        UnitPrice::Auto => {
+            recent_price(&rpc, &written, args.fee_percentile).with_context(|| {
+                format!("getRecentPrioritizationFees at {url} for --with-compute-unit-price auto")
+            })?
+        }
+    };
+    let fee = fee_per_transaction(cu_price, args.cu_limit);
 
-    let payers = match args.payers {
+    let payers = match loaded {
         None => {
             let need = fee.saturating_mul(count as u64);
             match rpc.get_balance(&funder.pubkey()) {
@@ -76,15 +97,14 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
             }
             vec![funder]
         }
-        Some(k) => {
-            let payers = load_or_create_payers(&args.out, k as usize)?;
+        Some(payers) => {
             let rent = rpc
                 .get_minimum_balance_for_rent_exemption(0)
                 .with_context(|| format!("getMinimumBalanceForRentExemption at {url}"))?;
             let per_payer = count.div_ceil(payers.len()) as u64;
             let target = payer_budget(per_payer, fee, count as u64, rent);
             let pubkeys: Vec<Pubkey> = payers.iter().map(|(kp, _)| kp.pubkey()).collect();
-            let funded = fund_payers(&rpc, &funder, &pubkeys, target, args.cu_price)
+            let funded = fund_payers(&rpc, &funder, &pubkeys, target, cu_price)
                 .with_context(|| format!("funding payers at {url}"))?;
             for ((kp, path), sent) in payers.iter().zip(&funded) {
                 println!(
@@ -105,7 +125,7 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
     let (blockhash, last_valid) = rpc
         .get_latest_blockhash_with_commitment(commitment)
         .with_context(|| format!("getLatestBlockhash at {url}"))?;
-    let txs = build_self_transfers(&payers, count, args.cu_price, args.cu_limit, blockhash)?;
+    let txs = build_self_transfers(&payers, count, cu_price, args.cu_limit, blockhash)?;
     write_transactions(&args.out, &txs, args.format)?;
     let height = rpc.get_block_height_with_commitment(commitment).ok();
 
@@ -116,10 +136,17 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
         args.out.display()
     );
     println!(
-        "  {} payer{}, {} µlamports/CU, limit {} CU, fee {} lamports each",
+        "  {} payer{}, {} µlamports/CU{}, limit {} CU, fee {} lamports each",
         payers.len(),
         if payers.len() == 1 { "" } else { "s" },
-        args.cu_price,
+        cu_price,
+        match price_source {
+            PriceSource::Flag => String::new(),
+            PriceSource::Recent {
+                percentile,
+                samples,
+            } => format!(" (auto: p{percentile} of {samples} recent slots)"),
+        },
         args.cu_limit,
         fee
     );

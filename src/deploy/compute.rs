@@ -11,6 +11,9 @@
 
 use solana_compute_budget_interface::ComputeBudgetInstruction;
 use solana_instruction::Instruction;
+use solana_pubkey::Pubkey;
+use solana_rpc_client::rpc_client::RpcClient;
+use solana_rpc_client_api::client_error::Error as ClientError;
 
 /// The most compute units a transaction may ask for.
 pub const MAX_UNIT_LIMIT: u32 = 1_400_000;
@@ -115,6 +118,27 @@ pub fn percentile(fees: &[u64], p: u8) -> u64 {
     let p = usize::from(p.min(100));
     let rank = (p * sorted.len()).div_ceil(100).max(1);
     sorted[rank - 1]
+}
+
+/// `--with-compute-unit-price auto`: the `p`-th percentile of what the cluster's recent slots
+/// charged for writing `written` (`getRecentPrioritizationFees`), and where it came from.
+pub fn recent_price(
+    rpc: &RpcClient,
+    written: &[Pubkey],
+    p: u8,
+) -> Result<(u64, PriceSource), ClientError> {
+    let fees: Vec<u64> = rpc
+        .get_recent_prioritization_fees(written)?
+        .iter()
+        .map(|f| f.prioritization_fee)
+        .collect();
+    Ok((
+        percentile(&fees, p),
+        PriceSource::Recent {
+            percentile: p,
+            samples: fees.len(),
+        },
+    ))
 }
 
 #[cfg(test)]

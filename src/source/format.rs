@@ -36,6 +36,18 @@ use base64::{
 
 use super::{PACKET_DATA_SIZE, validate};
 
+/// How input files are encoded: one encoding for every file, or [`InputFormat::Auto`] to detect
+/// each file's own ([`detect`]). A clap value so the command line can name it as is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum InputFormat {
+    /// Detect per file
+    Auto,
+    Base64,
+    Base58,
+    Json,
+    Binary,
+}
+
 /// How much of a file is looked at to tell binary from text and JSON from lines.
 pub(crate) const SAMPLE_LEN: usize = 64 * 1024;
 

@@ -20,11 +20,9 @@ use solana_hash::Hash;
 use solana_signature::Signature;
 
 pub use error::SourceError;
-pub use format::{encode_base58, encode_base64};
+pub use format::{InputFormat, encode_base58, encode_base64};
 pub use summary::{TxSummary, summarize};
 pub use validate::{decode_wire, parse_wire};
-
-use crate::cli::InputFormat;
 
 /// The largest transaction a validator accepts, in bytes (Solana's `PACKET_DATA_SIZE`).
 pub const PACKET_DATA_SIZE: usize = 1232;

@@ -12,10 +12,9 @@ use serde::de::{Deserializer as _, SeqAccess, Visitor};
 
 use super::{
     PACKET_DATA_SIZE, SourceError,
-    format::{self, BOM, Encoding, Layout, SAMPLE_LEN},
+    format::{self, BOM, Encoding, InputFormat, Layout, SAMPLE_LEN},
     pipeline::{FileFeed, Pipeline, Raw},
 };
-use crate::cli::InputFormat;
 
 /// Lines longer than this are reported as too large without being kept. Generous: the longest
 /// text of a 1232-byte transaction is 1683 base58 characters.

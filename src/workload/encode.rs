@@ -6,10 +6,15 @@ use anyhow::{Context, Result};
 use solana_transaction::versioned::VersionedTransaction;
 
 use super::wire_bytes;
-use crate::{
-    cli::OutputFormat,
-    source::{encode_base58, encode_base64},
-};
+use crate::source::{encode_base58, encode_base64};
+
+/// The encodings `gen` writes: every one of them `txpace send` reads back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    Base64,
+    Base58,
+    Json,
+}
 
 /// The file contents for `format`: base64 or base58 one per line, or a JSON array of base64.
 pub fn encode_transactions(txs: &[VersionedTransaction], format: OutputFormat) -> Result<String> {
@@ -106,7 +111,7 @@ mod tests {
         ] {
             let path = dir.path().join(name);
             write_transactions(&path, &txs, format).unwrap();
-            let loaded = crate::source::load(&[path], crate::cli::InputFormat::Auto).unwrap();
+            let loaded = crate::source::load(&[path], crate::source::InputFormat::Auto).unwrap();
             assert!(
                 loaded.invalid.is_empty(),
                 "{format:?}: {:?}",

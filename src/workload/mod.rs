@@ -15,7 +15,7 @@ mod encode;
 mod funding;
 mod transfers;
 
-pub use encode::{encode_transactions, write_transactions};
+pub use encode::{OutputFormat, encode_transactions, write_transactions};
 pub use funding::fund_payers;
 pub use transfers::{build_self_transfers, self_transfer, wire_bytes};
 

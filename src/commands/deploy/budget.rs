@@ -8,7 +8,7 @@ use solana_rpc_client::rpc_client::RpcClient;
 
 use crate::{
     cli::{DeployArgs, UnitPrice},
-    deploy::compute::{ComputeBudget, PriceSource, percentile},
+    deploy::compute::{ComputeBudget, PriceSource, recent_price},
     ui::fmt,
 };
 
@@ -25,20 +25,9 @@ impl Budget {
             None => (None, None),
             Some(UnitPrice::Fixed(p)) => (Some(p), Some(PriceSource::Flag)),
             Some(UnitPrice::Auto) => {
-                let fees: Vec<u64> = rpc
-                    .get_recent_prioritization_fees(written)
-                    .context("getRecentPrioritizationFees for --with-compute-unit-price auto")?
-                    .iter()
-                    .map(|f| f.prioritization_fee)
-                    .collect();
-                let p = args.fee_percentile;
-                (
-                    Some(percentile(&fees, p)),
-                    Some(PriceSource::Recent {
-                        percentile: p,
-                        samples: fees.len(),
-                    }),
-                )
+                let (price, source) = recent_price(rpc, written, args.fee_percentile)
+                    .context("getRecentPrioritizationFees for --with-compute-unit-price auto")?;
+                (Some(price), Some(source))
             }
         };
         Ok(Budget {
