@@ -82,6 +82,18 @@ pub struct GlobalOpts {
         hide_env_values = true
     )]
     pub txpace_config: Option<PathBuf>,
+    /// How the result is printed on standard output: display (lines for people), or json /
+    /// json-compact (the run's report, as --report writes it, with nothing else on standard
+    /// output; progress and file names go to standard error). `inspect` prints its table as JSON
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "FORMAT",
+        default_value_t = OutputMode::Display,
+        env = "TXPACE_OUTPUT"
+    )]
+    pub output: OutputMode,
     /// More log detail, on the dashboard's log pane, stderr and the log file alike: -v debug,
     /// -vv trace (every level RUST_LOG or the default sets, one step per v)
     #[arg(short = 'v', long, global = true, action = clap::ArgAction::Count, conflicts_with = "quiet")]
@@ -89,6 +101,21 @@ pub struct GlobalOpts {
     /// Less log detail: -q warnings and errors, -qq errors only
     #[arg(short = 'q', long, global = true, action = clap::ArgAction::Count)]
     pub quiet: u8,
+}
+
+/// `--output`, as the Solana CLI names its formats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputMode {
+    #[default]
+    Display,
+    Json,
+    JsonCompact,
+}
+
+impl OutputMode {
+    pub fn is_json(self) -> bool {
+        self != OutputMode::Display
+    }
 }
 
 impl GlobalOpts {
@@ -198,7 +225,7 @@ pub struct InputArgs {
 pub struct InspectArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Print JSON instead of a table
+    /// Print JSON instead of a table (the same as --output json)
     #[arg(long)]
     pub json: bool,
 }

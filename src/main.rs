@@ -42,7 +42,7 @@ fn run(mut cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<u8> {
         Command::Inspect(args) => commands::inspect::run(&cli.global, args),
         Command::Gen(args) => commands::r#gen::run(&cli.global, args),
         Command::Send(args) => commands::send::run(&cli.global, args),
-        Command::Demo(args) => commands::demo::run(args),
+        Command::Demo(args) => commands::demo::run(&cli.global, args),
         Command::Deploy(args) => commands::deploy::run(&cli.global, args),
         Command::Config(cmd) => commands::config::run(&cmd, &cli.global, matches, &settings),
         Command::Completions(_) | Command::Man(_) => Ok(exit::OK),

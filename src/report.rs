@@ -211,6 +211,28 @@ impl Report {
     }
 }
 
+/// Prints `value` as JSON on standard output (`--output json|json-compact`), scrubbed like the
+/// file. A reader that closed the pipe early (`| head`) is not an error.
+pub fn print_json(value: &impl Serialize, compact: bool) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::io::Write;
+    let mut text = if compact {
+        serde_json::to_string(value)
+    } else {
+        serde_json::to_string_pretty(value)
+    }
+    .context("encoding the report as JSON")?;
+    text.push('\n');
+    let text = crate::redact::scrub(text);
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(anyhow::Error::new(e).context("writing the report to standard output"))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Writes `value` as pretty JSON to a file readable by the owner only (also when it existed
 /// with a looser mode): reports name the endpoint and the accounts involved. The text passes
 /// through [`crate::redact::scrub`] like every other output, since error texts end up in it.

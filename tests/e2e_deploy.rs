@@ -433,13 +433,25 @@ fn deploys_upgrades_resumes_and_closes_on_a_real_validator() {
             &v.rpc_url(),
             "--close-buffer",
             "buf.json",
+            "--output",
+            "json",
         ])
         .arg("--keypair")
         .arg(v.mint_keypair_path())
         .output()
         .expect("running txpace deploy --close-buffer");
     assert_eq!(out.status.code(), Some(0), "{}", show("close", &out));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("closed buffer"));
+    let closed: Value = serde_json::from_slice(&out.stdout).expect("--output json prints JSON");
+    assert_eq!(closed["closed_buffer"], buffer.to_string(), "{closed:#}");
+    assert_eq!(closed["recipient"], mint.pubkey().to_string(), "{closed:#}");
+    assert!(closed["lamports"].as_u64().unwrap_or(0) > 0, "{closed:#}");
+    let close_sig = Signature::from_str(closed["signature"].as_str().unwrap_or("")).expect("sig");
+    assert!(
+        rpc.get_signature_status(&close_sig)
+            .expect("status")
+            .is_some_and(|r| r.is_ok()),
+        "the close {close_sig} is not on the chain"
+    );
     assert!(account_data(&rpc, &buffer).is_none(), "buffer still open");
     let after = rpc.get_balance(&mint.pubkey()).expect("getBalance");
     assert!(after > before, "no lamports came back ({before} → {after})");
@@ -787,10 +799,15 @@ fn budgeted_deploys(v: &LocalValidator, rpc: &RpcClient, memo: &[u8]) {
         "payer.json",
         "--with-compute-unit-price",
         "1000",
+        "--output",
+        "json",
     ];
     let (out, report) = deploy(v, d, &args, 0);
     let report = report.expect("a report");
     assert_eq!(report["outcome"], "deployed", "{report:#}");
+    // `--output json`: standard output is the report the file holds, and only that.
+    let printed: Value = serde_json::from_slice(&out.stdout).expect("the report as JSON");
+    assert_eq!(printed, report);
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("CU price 1,000 µlamports"),
         "{}",

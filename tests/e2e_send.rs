@@ -130,6 +130,34 @@ fn send_lands_everything_through_quic_and_the_report_agrees_with_the_chain() {
     assert_eq!(code, 0, "{:#}", report["summary"]);
     assert_all_landed(&v, &report, 200);
 
+    // `--output json-compact`: standard output is the report, on one line, and nothing else;
+    // the file names go to standard error.
+    let file = generate(&v, dir.path(), "json.b64", 100);
+    let report_path = dir.path().join("json.report.json");
+    let out = txpace(dir.path())
+        .env("XDG_DATA_HOME", dir.path())
+        .args([
+            "send",
+            "--no-tui",
+            "--url",
+            &v.rpc_url(),
+            "--ws",
+            &v.ws_url(),
+        ])
+        .args(["--output", "json-compact", "--report"])
+        .arg(&report_path)
+        .arg(&file)
+        .output()
+        .expect("running txpace send");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let printed: Value = serde_json::from_str(&stdout).expect("the report as one JSON line");
+    assert_eq!(printed, read_report(&report_path));
+    assert_all_landed(&v, &printed, 100);
+    assert!(stderr.contains("report: "), "{stderr}");
+
     // Pinned to one TPU address instead of following the schedule.
     let file = generate(&v, dir.path(), "pinned.b64", 200);
     let tpu = v.tpu_quic().to_string();

@@ -155,6 +155,15 @@ fn json_report() {
             "summary": { "total": 2, "valid": 1, "invalid": 1 }
         })
     );
+
+    // `--output json` is the same document, `json-compact` the same on one line.
+    let same = inspect(dir.path(), &["--output", "json", "two.txt"]);
+    assert_eq!(same.stdout, out.stdout);
+    let compact = inspect(dir.path(), &["--output", "json-compact", "two.txt"]);
+    let line = text(&compact.stdout);
+    assert_eq!(line.lines().count(), 1, "{line}");
+    let compact: serde_json::Value = serde_json::from_str(&line).expect("one JSON line");
+    assert_eq!(compact, report);
 }
 
 #[test]

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use solana_commitment_config::CommitmentConfig;
 
 use crate::{
-    cli::DemoArgs,
+    cli::{DemoArgs, GlobalOpts},
     commands::send::{RunSpec, run_engine},
     config::{Commitment, Resolved},
     source::LoadedTx,
@@ -16,7 +16,7 @@ use crate::{
     workload::{build_self_transfers, wire_bytes},
 };
 
-pub fn run(args: DemoArgs) -> Result<u8> {
+pub fn run(global: &GlobalOpts, args: DemoArgs) -> Result<u8> {
     ensure_validator()?;
     eprintln!("starting solana-test-validator on loopback…");
     let validator = LocalValidator::start().context("starting the local validator")?;
@@ -50,6 +50,7 @@ pub fn run(args: DemoArgs) -> Result<u8> {
         skipped: Vec::new(),
         // The demo keeps no journal: a stopped demo is simply run again.
         resume_hint: None,
+        output: global.output,
     };
     let code = run_engine(spec)?;
     drop(validator);

@@ -13,7 +13,7 @@ use std::{
 use serde::Serialize;
 
 use crate::{
-    cli::{GlobalOpts, InspectArgs},
+    cli::{GlobalOpts, InspectArgs, OutputMode},
     source::{self, Entry, Progress, TxSummary},
     ui::fmt::short,
 };
@@ -52,7 +52,7 @@ struct Report {
     summary: Summary,
 }
 
-pub fn run(_global: &GlobalOpts, args: InspectArgs) -> anyhow::Result<u8> {
+pub fn run(global: &GlobalOpts, args: InspectArgs) -> anyhow::Result<u8> {
     let mut rows = Vec::new();
     let meter = ProgressLine::new();
     let loaded = source::for_each_entry(
@@ -84,8 +84,12 @@ pub fn run(_global: &GlobalOpts, args: InspectArgs) -> anyhow::Result<u8> {
     let code = if report.summary.invalid == 0 { 0 } else { 2 };
 
     let mut out = io::stdout().lock();
-    let written = if args.json {
+    let written = if args.json || global.output == OutputMode::Json {
         serde_json::to_writer_pretty(&mut out, &report)
+            .map_err(io::Error::from)
+            .and_then(|()| writeln!(out))
+    } else if global.output == OutputMode::JsonCompact {
+        serde_json::to_writer(&mut out, &report)
             .map_err(io::Error::from)
             .and_then(|()| writeln!(out))
     } else {

@@ -152,6 +152,10 @@ const ENVIRONMENT: Entries = &[
         "As --txpace-config: txpace's own settings file.",
     ),
     (
+        "TXPACE_OUTPUT",
+        "As --output: display, json or json-compact.",
+    ),
+    (
         "RUST_LOG",
         "Log levels by target, read as env_logger reads it (e.g. debug, or info,txpace::engine=debug); -v and -q shift them.",
     ),

@@ -12,7 +12,7 @@ use tokio::{
 };
 
 use crate::{
-    cli::{GlobalOpts, RateArg, SendArgs, SendOpts},
+    cli::{GlobalOpts, OutputMode, RateArg, SendArgs, SendOpts},
     config::{self, Resolved},
     engine::{
         self, EngineConfig, Prior, RunOutcome,
@@ -26,7 +26,7 @@ use crate::{
     journal::{self, Header, Ident, Inputs, JournalFile, WriterHandle},
     logging,
     redact::redact_url,
-    report::Report,
+    report::{self, Report},
     signer::read_signer,
     source::{self, LoadedTx, Problem, Progress},
     ui,
@@ -93,6 +93,7 @@ pub fn run(global: &GlobalOpts, args: SendArgs) -> Result<u8> {
             skipped: loaded.invalid,
             title,
             resume_hint: Some(resume_hint),
+            output: global.output,
         },
         Some(journal),
     )
@@ -203,6 +204,8 @@ pub struct RunSpec {
     pub title: String,
     /// How to continue this run when it ends unfinished (runs with a journal).
     pub resume_hint: Option<String>,
+    /// `--output`: the summary as lines, or the report as JSON.
+    pub output: OutputMode,
 }
 
 /// The engine settings `SendOpts` and the cluster decide; `deploy` adds its re-signer on top.
@@ -371,15 +374,21 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
         report.write(path)?;
         log::info!("report written to {}", path.display());
     }
-    println!("{}", headless::summary_text(&report));
-    if let Some(path) = &spec.opts.report {
-        println!("report: {}", path.display());
+    let json = spec.output.is_json();
+    if json {
+        report::print_json(&report, spec.output == OutputMode::JsonCompact)?;
+    } else {
+        println!("{}", headless::summary_text(&report));
     }
-    if let Some(f) = &session.log_file {
-        println!("log: {}", f.display());
-    }
-    if let Some(j) = &journal_path {
-        println!("journal: {}", j.display());
+    let files = [
+        ("report", spec.opts.report.as_deref()),
+        ("log", session.log_file.as_deref()),
+        ("journal", journal_path.as_deref()),
+    ];
+    for (name, path) in files {
+        if let Some(path) = path {
+            print_aside(json, &format!("{name}: {}", path.display()));
+        }
     }
     if let Some(why) = &report.summary.error {
         eprintln!("error: {why}");
@@ -403,6 +412,16 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
 }
 
 /// Ctrl-C or SIGTERM.
+/// A line for people: on standard output, or on standard error when standard output carries
+/// `--output json`.
+pub fn print_aside(json: bool, line: &str) {
+    if json {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+    }
+}
+
 pub async fn stop_on_signal() {
     let term = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {

@@ -15,7 +15,7 @@ use solana_transaction::versioned::VersionedTransaction;
 
 use super::{RPC_TIMEOUT, chain::fetch, payer_keypair};
 use crate::{
-    cli::{DeployArgs, GlobalOpts},
+    cli::{DeployArgs, GlobalOpts, OutputMode},
     config,
     deploy::{DeployError, accounts::BufferState, sol},
     exit,
@@ -106,11 +106,21 @@ pub(super) fn close_buffer(global: &GlobalOpts, args: &DeployArgs, which: &str) 
             let sig = rpc
                 .send_and_confirm_transaction(&tx)
                 .with_context(|| format!("closing buffer {address} at {url}"))?;
-            println!(
-                "closed buffer {address}: {} SOL returned to {} (signature {sig})",
-                sol(lamports),
-                payer.pubkey()
-            );
+            if global.output.is_json() {
+                let closed = serde_json::json!({
+                    "closed_buffer": address.to_string(),
+                    "lamports": lamports,
+                    "recipient": payer.pubkey().to_string(),
+                    "signature": sig.to_string(),
+                });
+                crate::report::print_json(&closed, global.output == OutputMode::JsonCompact)?;
+            } else {
+                println!(
+                    "closed buffer {address}: {} SOL returned to {} (signature {sig})",
+                    sol(lamports),
+                    payer.pubkey()
+                );
+            }
             Ok(0)
         }
     }

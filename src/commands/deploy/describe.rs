@@ -80,15 +80,15 @@ pub(super) fn explain_buffer(
     keypair: &Path,
     program: &Path,
     hand_to: Option<Pubkey>,
-) {
+) -> String {
     match hand_to {
-        Some(new) => println!(
+        Some(new) => format!(
             "buffer {buffer} holds {} and now belongs to {new}: deploy or upgrade from it with \
              that authority (e.g. a multisig's program upgrade, or `solana program deploy \
              --buffer {buffer}`)",
             program.display()
         ),
-        None => println!(
+        None => format!(
             "buffer {buffer} holds {}: deploy from it with `txpace deploy {} --buffer {}` \
              (or `solana program deploy --buffer {buffer}`)",
             program.display(),

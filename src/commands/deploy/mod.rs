@@ -23,8 +23,8 @@ use solana_rpc_client::rpc_client::RpcClient;
 use solana_signer::Signer;
 
 use crate::{
-    cli::{DeployArgs, GlobalOpts},
-    commands::send::{Session, engine_config},
+    cli::{DeployArgs, GlobalOpts, OutputMode},
+    commands::send::{Session, engine_config, print_aside},
     config::{self, Resolved},
     deploy::{
         chunks::WriteSigners,
@@ -229,10 +229,18 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
     if let Some(p) = &args.send.report {
         crate::report::write_private_json(p, &report)?;
     }
-    print_summary(&report, &outcome);
+    let json = global.output.is_json();
+    if json {
+        crate::report::print_json(&report, global.output == OutputMode::JsonCompact)?;
+    } else {
+        print_summary(&report, &outcome);
+    }
     let code = match &outcome.result {
         Ok(_) if args.buffer_only => {
-            explain_buffer(&buffer.pubkey(), &buffer_path, &path, hand_to);
+            print_aside(
+                json,
+                &explain_buffer(&buffer.pubkey(), &buffer_path, &path, hand_to),
+            );
             exit::OK
         }
         Ok(_) => {
@@ -256,10 +264,10 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         }
     };
     if let Some(p) = &args.send.report {
-        println!("report: {}", p.display());
+        print_aside(json, &format!("report: {}", p.display()));
     }
     if let Some(f) = &session.log_file {
-        println!("log: {}", f.display());
+        print_aside(json, &format!("log: {}", f.display()));
     }
     log::logger().flush();
     session.rt.shutdown_timeout(Duration::from_millis(200));
