@@ -549,6 +549,7 @@ fn deploys_upgrades_resumes_and_closes_on_a_real_validator() {
 const SEED_PHRASE: &str =
     "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about";
 
+/// Sends `to` 10 SOL from the validator's mint and waits until it is confirmed.
 fn fund(v: &LocalValidator, rpc: &RpcClient, to: &Pubkey) {
     let mint = v.mint_keypair();
     let ix = solana_system_interface::instruction::transfer(&mint.pubkey(), to, 10_000_000_000);
@@ -777,20 +778,7 @@ fn budgeted_deploys(v: &LocalValidator, rpc: &RpcClient, memo: &[u8]) {
     let d = dir.path();
     let payer = Keypair::new();
     write_keypair_file(&payer, d.join("payer.json")).expect("payer keypair");
-    let fund = solana_system_interface::instruction::transfer(
-        &v.mint_keypair().pubkey(),
-        &payer.pubkey(),
-        10_000_000_000,
-    );
-    let blockhash = rpc.get_latest_blockhash().expect("blockhash");
-    let tx = solana_transaction::Transaction::new_signed_with_payer(
-        &[fund],
-        Some(&v.mint_keypair().pubkey()),
-        &[v.mint_keypair()],
-        blockhash,
-    );
-    rpc.send_and_confirm_transaction(&tx)
-        .expect("funding the fee payer");
+    fund(v, rpc, &payer.pubkey());
 
     let so = copy_program(d, "memo.so", memo);
     let args = [

@@ -7,7 +7,8 @@ mod common;
 
 use std::{
     collections::HashMap,
-    path::Path,
+    path::{Path, PathBuf},
+    process::Command,
     str::FromStr,
     time::{Duration, Instant},
 };
@@ -19,24 +20,9 @@ use solana_signer::Signer;
 use txpace::validator::{LocalValidator, ValidatorOptions};
 
 fn send(v: &LocalValidator, dir: &Path, file: &Path, extra: &[&str]) -> (i32, Value, Duration) {
-    let report = dir.join(format!(
-        "{}.report.json",
-        file.file_name().and_then(|f| f.to_str()).unwrap_or("x")
-    ));
+    let report = report_path(dir, file);
     let started = Instant::now();
-    let out = txpace(dir)
-        .env("XDG_DATA_HOME", dir)
-        .args([
-            "send",
-            "--no-tui",
-            "--url",
-            &v.rpc_url(),
-            "--ws",
-            &v.ws_url(),
-        ])
-        .arg(file)
-        .arg("--report")
-        .arg(&report)
+    let out = send_command(v, dir, file)
         .args(extra)
         .output()
         .expect("running txpace send");
@@ -55,6 +41,32 @@ fn send(v: &LocalValidator, dir: &Path, file: &Path, extra: &[&str]) -> (i32, Va
     );
     let json = read_report(&report);
     (code, json, took)
+}
+
+/// Where [`send_command`] has the report of `file` written.
+fn report_path(dir: &Path, file: &Path) -> PathBuf {
+    dir.join(format!(
+        "{}.report.json",
+        file.file_name().and_then(|f| f.to_str()).unwrap_or("x")
+    ))
+}
+
+/// `txpace send --no-tui FILE --report REPORT` on `v`, its data (logs, journal) under `dir`.
+fn send_command(v: &LocalValidator, dir: &Path, file: &Path) -> Command {
+    let mut cmd = txpace(dir);
+    cmd.env("XDG_DATA_HOME", dir)
+        .args([
+            "send",
+            "--no-tui",
+            "--url",
+            &v.rpc_url(),
+            "--ws",
+            &v.ws_url(),
+        ])
+        .arg(file)
+        .arg("--report")
+        .arg(report_path(dir, file));
+    cmd
 }
 
 /// Every transaction in the report is confirmed or finalized, and the chain agrees.
@@ -133,20 +145,8 @@ fn send_lands_everything_through_quic_and_the_report_agrees_with_the_chain() {
     // `--output json-compact`: standard output is the report, on one line, and nothing else;
     // the file names go to standard error.
     let file = generate(&v, dir.path(), "json.b64", 100);
-    let report_path = dir.path().join("json.report.json");
-    let out = txpace(dir.path())
-        .env("XDG_DATA_HOME", dir.path())
-        .args([
-            "send",
-            "--no-tui",
-            "--url",
-            &v.rpc_url(),
-            "--ws",
-            &v.ws_url(),
-        ])
-        .args(["--output", "json-compact", "--report"])
-        .arg(&report_path)
-        .arg(&file)
+    let out = send_command(&v, dir.path(), &file)
+        .args(["--output", "json-compact"])
         .output()
         .expect("running txpace send");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -154,7 +154,7 @@ fn send_lands_everything_through_quic_and_the_report_agrees_with_the_chain() {
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert_eq!(stdout.lines().count(), 1, "{stdout}");
     let printed: Value = serde_json::from_str(&stdout).expect("the report as one JSON line");
-    assert_eq!(printed, read_report(&report_path));
+    assert_eq!(printed, read_report(&report_path(dir.path(), &file)));
     assert_all_landed(&v, &printed, 100);
     assert!(stderr.contains("report: "), "{stderr}");
 
