@@ -68,6 +68,7 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
         None => None,
         Some(k) => Some(load_or_create_payers(&args.out, k as usize)?),
     };
+    // Also the accounts funded, with --payers.
     let written: Vec<Pubkey> = match &loaded {
         None => vec![funder.pubkey()],
         Some(payers) => payers.iter().map(|(kp, _)| kp.pubkey()).collect(),
@@ -103,8 +104,7 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
                 .with_context(|| format!("getMinimumBalanceForRentExemption at {url}"))?;
             let per_payer = count.div_ceil(payers.len()) as u64;
             let target = payer_budget(per_payer, fee, count as u64, rent);
-            let pubkeys: Vec<Pubkey> = payers.iter().map(|(kp, _)| kp.pubkey()).collect();
-            let funded = fund_payers(&rpc, &funder, &pubkeys, target, cu_price)
+            let funded = fund_payers(&rpc, &funder, &written, target, cu_price)
                 .with_context(|| format!("funding payers at {url}"))?;
             for ((kp, path), sent) in payers.iter().zip(&funded) {
                 println!(
