@@ -85,6 +85,13 @@ fn derivation(uri: &str, rest: &str) -> Result<Option<DerivationPath>> {
     Ok(found)
 }
 
+/// The default signer: `-k/--keypair`, or else the Solana CLI config's `keypair_path`.
+pub fn default_signer(keypair_path: Option<&Path>) -> Result<Keypair> {
+    let path = keypair_path
+        .context("no keypair: pass --keypair or set keypair_path in the Solana CLI config")?;
+    read_signer(path, "keypair")
+}
+
 /// The keypair `source` names; `name` labels the prompt (`fee payer`, `upgrade authority`).
 pub fn read_signer(source: &Path, name: &str) -> Result<Keypair> {
     let text = source.to_string_lossy();

@@ -267,3 +267,37 @@ fn verbosity_flags_parse_and_conflict() {
         Some(2)
     );
 }
+
+/// The default signer from `-k` or the Solana CLI config: a missing keypair is bad input, exit 2,
+/// with the file named, before anything reaches the network.
+#[test]
+fn a_missing_keypair_is_a_usage_error_naming_the_file() {
+    let home = Home::new();
+    let missing = home.dir.path().join("missing.json");
+    let missing = missing.to_str().unwrap();
+    let runs: [&[&str]; 2] = [
+        &["gen", "-n", "1", "--out", "never.b64", "-k", missing],
+        &["deploy", "--close-buffer", "never.json", "-k", missing],
+    ];
+    for args in runs {
+        let out = home.txpace(args, &[]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("keypair file {missing} does not exist")),
+            "{args:?}: {err}"
+        );
+    }
+    // Neither a flag nor a Solana CLI config: the Solana CLI's default keypair, named.
+    let out = home.txpace(&["gen", "-n", "1", "--out", "never.b64"], &[]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let default = home.dir.path().join(".config/solana/id.json");
+    assert!(
+        err.contains(&format!(
+            "keypair file {} does not exist",
+            default.display()
+        )),
+        "{err}"
+    );
+}

@@ -21,9 +21,10 @@ use crate::{
         compute::{PriceSource, recent_price},
         sol,
     },
+    exit,
     keyfile::{read_keypair, write_private_keypair},
     redact::redact_url,
-    signer::read_signer,
+    signer::default_signer,
     workload::{
         SELF_TRANSFER_UNITS, build_self_transfers, fee_per_transaction, fund_payers, payer_budget,
         write_transactions,
@@ -46,12 +47,8 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
             args.cu_limit
         );
     }
-    let resolved = config::resolve(&global.to_args(args.keypair.clone()))?;
-    let keypair_path = resolved
-        .keypair_path
-        .clone()
-        .context("no keypair: pass --keypair or set keypair_path in the Solana CLI config")?;
-    let funder = read_signer(&keypair_path, "keypair")?;
+    let resolved = config::resolve(&global.to_args(args.keypair.clone())).map_err(exit::usage)?;
+    let funder = default_signer(resolved.keypair_path.as_deref()).map_err(exit::usage)?;
     let commitment = CommitmentConfig {
         commitment: resolved.commitment.level(),
     };

@@ -13,7 +13,7 @@ use solana_rpc_client::rpc_client::RpcClient;
 use solana_signer::Signer;
 use solana_transaction::versioned::VersionedTransaction;
 
-use super::{RPC_TIMEOUT, chain::fetch, payer_keypair};
+use super::{RPC_TIMEOUT, chain::fetch};
 use crate::{
     cli::{DeployArgs, GlobalOpts, OutputMode},
     config,
@@ -21,7 +21,7 @@ use crate::{
     exit,
     keyfile::read_keypair,
     redact::redact_url,
-    signer::read_signer,
+    signer::{default_signer, read_signer},
 };
 
 /// After a failed or abandoned deploy: the buffer holds SOL; say how to finish or get it back.
@@ -48,7 +48,7 @@ pub(super) fn explain_recovery(buffer: &Pubkey, buffer_path: &Path, rpc: &RpcCli
 /// `--close-buffer`: return an abandoned buffer's lamports to the payer.
 pub(super) fn close_buffer(global: &GlobalOpts, args: &DeployArgs, which: &str) -> Result<u8> {
     let resolved = config::resolve(&global.to_args(args.keypair.clone())).map_err(exit::usage)?;
-    let signer = payer_keypair(&resolved).map_err(exit::usage)?;
+    let signer = default_signer(resolved.keypair_path.as_deref()).map_err(exit::usage)?;
     // The lamports go to the fee payer; the buffer's authority signs.
     let payer = match &args.fee_payer {
         Some(p) => read_signer(p, "fee payer").map_err(exit::usage)?,

@@ -25,7 +25,7 @@ use solana_signer::Signer;
 use crate::{
     cli::{DeployArgs, GlobalOpts, OutputMode},
     commands::send::{Session, engine_config, print_aside},
-    config::{self, Resolved},
+    config,
     deploy::{
         chunks::WriteSigners,
         drive::{self, Cluster, Deploy},
@@ -37,7 +37,7 @@ use crate::{
     exit,
     keyfile::{read_keypair, write_private_keypair},
     redact::redact_url,
-    signer::read_signer,
+    signer::{default_signer, read_signer},
 };
 
 mod budget;
@@ -76,7 +76,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
     let resolved = config::resolve(&global.to_args(args.keypair.clone())).map_err(exit::usage)?;
     // As the Solana CLI: -k is the default signer; --fee-payer and --upgrade-authority name
     // others.
-    let signer = Arc::new(payer_keypair(&resolved).map_err(exit::usage)?);
+    let signer = Arc::new(default_signer(resolved.keypair_path.as_deref()).map_err(exit::usage)?);
     let payer = match &args.fee_payer {
         Some(p) => Arc::new(read_signer(p, "fee payer").map_err(exit::usage)?),
         None => signer.clone(),
@@ -272,14 +272,6 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
     log::logger().flush();
     session.rt.shutdown_timeout(Duration::from_millis(200));
     Ok(code)
-}
-
-pub(super) fn payer_keypair(resolved: &Resolved) -> Result<Keypair> {
-    let path = resolved
-        .keypair_path
-        .clone()
-        .context("no payer: pass --keypair or set keypair_path in the Solana CLI config")?;
-    read_signer(&path, "keypair")
 }
 
 /// `DIR/STEM-suffix` for the program file `DIR/STEM.so`.
