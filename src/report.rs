@@ -12,7 +12,7 @@ use crate::{
     engine::{
         RunOutcome,
         lifecycle::TxState,
-        snapshot::{LeaderStats, RateTarget, RunState, Snapshot, StreamCounts, TxView},
+        snapshot::{LeaderStats, RateTarget, RunState, SendRecord, Snapshot, StreamCounts, TxView},
     },
     exit,
     source::Problem,
@@ -87,7 +87,21 @@ pub struct TxReport {
     pub latency_ms: Option<u64>,
     /// Identities of the leaders it was sent to, without repeats.
     pub leaders: Vec<String>,
+    /// The leader of the slot it landed in, by the cluster's schedule (null when it did not
+    /// land, or that slot's schedule was not known).
+    pub landed_leader: Option<String>,
+    /// Micro-lamports per compute unit its ComputeBudget instruction sets (null: none).
+    pub cu_price: Option<u64>,
+    /// The compute-unit limit its ComputeBudget instruction sets (null: none).
+    pub cu_limit: Option<u32>,
     pub error: Option<String>,
+    /// With `--report-sends`: every stream of every send, oldest first (the most recent
+    /// 128–256 of a transaction sent more often, with the rest counted in
+    /// `streams_dropped`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<Vec<SendRecord>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams_dropped: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -137,7 +151,12 @@ impl Report {
                     last_valid_exact: v.last_valid_exact,
                     latency_ms: ms(v.time_to_land),
                     leaders: leaders.into_iter().collect(),
+                    landed_leader: v.landed_leader.map(|l| l.to_string()),
+                    cu_price: v.cu_price,
+                    cu_limit: v.cu_limit,
                     error: v.last_error.as_deref().map(str::to_string),
+                    streams: None,
+                    streams_dropped: None,
                 }
             })
             .collect();
@@ -177,7 +196,7 @@ impl Report {
                     p99: ms(s.latency.p99),
                 },
             },
-            leaders: outcome.leaders.clone(),
+            leaders: s.leader_totals.to_vec(),
             transactions,
             skipped: skipped
                 .iter()
@@ -186,6 +205,18 @@ impl Report {
                     reason: p.reason.clone(),
                 })
                 .collect(),
+        }
+    }
+
+    /// `--report-sends`: adds every transaction's streams (from the same run's snapshot).
+    pub fn add_streams(&mut self, outcome: &RunOutcome) {
+        for (t, v) in self
+            .transactions
+            .iter_mut()
+            .zip(outcome.snapshot.txs.iter())
+        {
+            t.streams = Some(v.send_log.to_vec());
+            t.streams_dropped = Some(v.send_log_dropped);
         }
     }
 

@@ -108,7 +108,8 @@ async fn a_hanging_leader_times_out_and_is_backed_off() {
     assert!(c.streams.timeout > 0);
     assert_eq!((c.streams.throttled, c.streams.connection), (0, 0));
     let stats = out
-        .leaders
+        .snapshot
+        .leader_totals
         .iter()
         .find(|l| l.identity == ls[0])
         .expect("in the report");

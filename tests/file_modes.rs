@@ -62,6 +62,7 @@ fn files_and_directories_are_private_even_when_they_existed() {
         wire: Arc::from(vec![1u8, 2, 3]),
         recent_blockhash: Hash::default(),
         durable_nonce: false,
+        budget: Default::default(),
     }];
     let inputs = Inputs::of(&[PathBuf::from("in.b64")], &txs);
     let journal = journals.join("in.jnl");

@@ -12,10 +12,7 @@ use common::schema::{Kind, assert_conforms, violations};
 use serde_json::{Value, json};
 use txpace::{
     config::Commitment,
-    engine::{
-        RunOutcome,
-        snapshot::{LeaderStats, Snapshot},
-    },
+    engine::{RunOutcome, snapshot::Snapshot},
     report::Report,
     source::Problem,
     ui::fixtures,
@@ -23,21 +20,9 @@ use txpace::{
 
 fn report_of(snapshot: Snapshot, commitment: Option<Commitment>, skipped: &[Problem]) -> Value {
     let commitments = vec![commitment; snapshot.txs.len()];
-    // The leaders the snapshot shows, as the engine totals them at the end of a run.
-    let leaders = snapshot
-        .leaders
-        .iter()
-        .map(|l| LeaderStats {
-            identity: l.identity,
-            tpu_quic: l.tpu_quic,
-            streams: l.streams,
-            landed: l.landed,
-        })
-        .collect();
     let outcome = RunOutcome {
         snapshot: Arc::new(snapshot),
         commitments,
-        leaders,
     };
     serde_json::to_value(Report::new(&outcome, skipped)).expect("a report serializes")
 }

@@ -282,11 +282,13 @@ fn encoders_match_the_independent_encoder() {
 }
 
 /// A million loaded transactions must fit in memory: the struct itself stays small (the wire
-/// bytes and origin are one shared allocation each).
+/// bytes and origin are one shared allocation each). 160 bytes: the signature and blockhash
+/// (96), two shared pointers (32), and the compute budget read once at load (24), so the
+/// report and preflight never decode a transaction again.
 #[test]
 fn loaded_tx_is_light() {
     assert!(
-        std::mem::size_of::<source::LoadedTx>() <= 144,
+        std::mem::size_of::<source::LoadedTx>() <= 160,
         "{}",
         std::mem::size_of::<source::LoadedTx>()
     );

@@ -11,7 +11,7 @@ use crate::{
     cli::{DemoArgs, GlobalOpts},
     commands::send::{RunSpec, run_engine},
     config::{Commitment, Resolved},
-    source::LoadedTx,
+    source::{self, LoadedTx},
     validator::{self, LocalValidator},
     workload::{build_self_transfers, wire_bytes},
 };
@@ -87,6 +87,7 @@ fn workload(validator: &LocalValidator, args: &DemoArgs) -> Result<Vec<LoadedTx>
                 wire,
                 recent_blockhash: blockhash,
                 durable_nonce: false,
+                budget: source::compute_budget(tx),
             })
         })
         .collect::<Result<Vec<_>>>()?;

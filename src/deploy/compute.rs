@@ -40,16 +40,10 @@ pub enum PriceSource {
     },
 }
 
-/// The budget every transaction of a deploy carries: no instructions at all unless a price or a
-/// limit was asked for.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ComputeBudget {
-    /// Micro-lamports per compute unit.
-    pub price: Option<u64>,
-    /// An explicit limit for every transaction; without one, a priced deploy measures each
-    /// phase's.
-    pub limit: Option<u32>,
-}
+/// The budget every transaction of a deploy carries — no instructions at all unless a price or
+/// a limit was asked for; without an explicit limit, a priced deploy measures each phase's.
+/// The same type `source` reads back from any transaction.
+pub use crate::source::ComputeBudget;
 
 impl ComputeBudget {
     /// Whether each phase's unit limit must be measured before it is signed.
@@ -108,6 +102,17 @@ pub fn limit_for(units: u64) -> u32 {
         .min(MAX_UNIT_LIMIT)
 }
 
+/// Where `price` sits among `fees`: the share of them (in percent, rounded down) it is at
+/// least as high as — "p35" pays at least what 35 % of recent slots charged. 100 for no
+/// samples.
+pub fn rank(fees: &[u64], price: u64) -> u8 {
+    if fees.is_empty() {
+        return 100;
+    }
+    let covered = fees.iter().filter(|f| **f <= price).count();
+    (covered * 100 / fees.len()) as u8
+}
+
 /// The `p`-th percentile (nearest rank) of `fees`; 0 for no samples.
 pub fn percentile(fees: &[u64], p: u8) -> u64 {
     if fees.is_empty() {
@@ -144,6 +149,15 @@ pub fn recent_price(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rank_is_the_share_of_fees_a_price_covers() {
+        let fees = [0, 10, 20, 30, 40, 50, 60, 70, 80, 90];
+        assert_eq!(rank(&fees, 0), 10);
+        assert_eq!(rank(&fees, 35), 40);
+        assert_eq!(rank(&fees, 1_000), 100);
+        assert_eq!(rank(&[], 5), 100);
+    }
 
     #[test]
     fn no_budget_adds_nothing_and_costs_nothing() {

@@ -265,7 +265,6 @@ mod tests {
             RunOutcome {
                 snapshot: Arc::new(last),
                 commitments: Vec::new(),
-                leaders: Vec::new(),
             }
         });
         let handle = EngineHandle {

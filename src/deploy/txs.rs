@@ -172,6 +172,7 @@ fn loaded(
         wire: wire(tx)?,
         recent_blockhash: blockhash,
         durable_nonce: false,
+        budget: crate::source::compute_budget(tx),
     })
 }
 

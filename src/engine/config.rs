@@ -11,7 +11,7 @@ use solana_pubkey::Pubkey;
 use solana_signature::Signature;
 use tokio::sync::mpsc;
 
-use super::{fact::TxFact, snapshot::RateTarget};
+use super::{event::RunEvent, fact::TxFact, snapshot::RateTarget};
 use crate::config::Commitment;
 
 /// How a run behaves; every field has a CLI flag on `txpace send`.
@@ -43,6 +43,8 @@ pub struct EngineConfig {
     pub facts: Option<mpsc::UnboundedSender<TxFact>>,
     /// Set by the journal writer when it can no longer write: the engine then stops.
     pub journal_failure: Option<Arc<OnceLock<String>>>,
+    /// `--events`: every state change and stream outcome, as it happens.
+    pub events: Option<mpsc::UnboundedSender<RunEvent>>,
     /// Signs expired transactions again (deploys, where txpace holds the signers).
     pub resigner: Option<Arc<dyn Resigner>>,
 }
@@ -71,6 +73,7 @@ impl EngineConfig {
             start_paused: false,
             facts: None,
             journal_failure: None,
+            events: None,
             resigner: None,
         }
     }

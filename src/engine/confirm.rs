@@ -31,9 +31,10 @@ const HISTORY_BATCHES_PER_ROUND: usize = 2;
 pub(super) enum Decided {
     /// For the journal.
     Fact(TxFact),
-    /// A transaction landed at `slot` (for the leaders' landings); `latency` is for the meter
-    /// when it landed without error.
+    /// Transaction `id` landed at `slot` (for the leaders' landings); `latency` is for the
+    /// meter when it landed without error.
     Landed {
+        id: u32,
         slot: u64,
         ok: bool,
         latency: Option<Duration>,
@@ -335,6 +336,7 @@ impl Confirmer {
             },
         }));
         out.push(Decided::Landed {
+            id,
             slot: st.slot,
             ok: st.err.is_none(),
             latency,

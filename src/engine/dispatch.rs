@@ -19,7 +19,7 @@ use super::{
     net::{SendError, StreamOutcome, Transport},
     pacer::Pacer,
     snapshot::RateTarget,
-    store::{TxRecord, TxStore},
+    store::{StreamResult, TxRecord, TxStore},
     update::{SendDone, Update},
 };
 
@@ -284,8 +284,10 @@ impl Dispatcher {
                     id,
                     round: first_log,
                     log_index: first_log + i,
+                    send: sends,
                     leader,
                     addr,
+                    sent_at: now,
                     result,
                 }));
             });
@@ -306,16 +308,29 @@ impl Dispatcher {
             id,
             round,
             log_index,
+            send,
             leader,
             addr,
+            sent_at,
             result,
         } = done;
-        let outcome = leaders.on_result(leader, addr, &result, now);
+        let took = now.saturating_duration_since(sent_at);
+        let outcome = leaders.on_result(leader, addr, &result, took, now);
         let error = result.as_ref().err().map(|e| e.to_string());
         if let Some(err) = &error {
             log::debug!("send to {leader} at {addr} failed: {err}");
         }
-        store.record_stream_result(id, log_index, outcome, error.as_deref());
+        let stream = StreamResult {
+            id,
+            log_index,
+            send,
+            leader,
+            addr,
+            sent_at,
+            outcome,
+            error: error.as_deref(),
+        };
+        store.record_stream_result(stream, now);
         self.on_round_result(id, round, result.is_ok(), store);
         if outcome == StreamOutcome::Throttled
             && let Some(m) = self.maxrate.as_mut()

@@ -17,6 +17,7 @@ use std::{
     time::Duration,
 };
 
+use hdrhistogram::Histogram;
 use solana_pubkey::Pubkey;
 use tokio::time::Instant;
 
@@ -53,10 +54,33 @@ fn backoff_base(kind: StreamOutcome) -> Option<Duration> {
 /// A destination for one send.
 pub type Target = (Pubkey, Option<SocketAddr>);
 
-#[derive(Default, Clone, Copy)]
+/// Largest acknowledgement time a leader's median tells apart (the longest send timeout).
+const ACK_MAX_MS: u64 = 600_000;
+
+#[derive(Default)]
 struct Stats {
     streams: StreamCounts,
     landed: u64,
+    /// Acknowledgement times in ms, for the median. Two significant figures keep it a few
+    /// kilobytes per leader, whatever the run's length; made on the first answer.
+    acks: Option<Histogram<u32>>,
+}
+
+impl Stats {
+    fn record_ack(&mut self, took: Duration) {
+        let acks = self.acks.get_or_insert_with(|| {
+            // Constant bounds that satisfy the crate's rules: cannot fail.
+            Histogram::new_with_bounds(1, ACK_MAX_MS, 2).expect("constant histogram bounds")
+        });
+        acks.saturating_record(u64::try_from(took.as_millis()).unwrap_or(u64::MAX));
+    }
+
+    fn ack_median_ms(&self) -> Option<u64> {
+        self.acks
+            .as_ref()
+            .filter(|h| !h.is_empty())
+            .map(|h| h.value_at_quantile(0.5))
+    }
 }
 
 struct Backoff {
@@ -231,21 +255,21 @@ impl LeaderBook {
         self.last_addr.insert(leader, addr);
     }
 
-    /// Feeds one stream's outcome into the leader's figures and backoff. Returns the outcome's
-    /// kind, so the caller can react to throttling.
+    /// Feeds one stream's outcome, which came `took` after the stream was handed to QUIC, into
+    /// the leader's figures and backoff. Returns the outcome's kind, so the caller can react to
+    /// throttling.
     pub fn on_result(
         &mut self,
         leader: Pubkey,
         addr: SocketAddr,
         result: &Result<(), SendError>,
+        took: Duration,
         now: Instant,
     ) -> StreamOutcome {
         let outcome = StreamOutcome::of(result);
-        self.stats
-            .entry(leader)
-            .or_default()
-            .streams
-            .record(outcome);
+        let stats = self.stats.entry(leader).or_default();
+        stats.streams.record(outcome);
+        stats.record_ack(took);
         let (Err(err), Some(base)) = (result, backoff_base(outcome)) else {
             // Success does not end a backoff: other streams of the same window may still be
             // stopped. An unused backoff is forgotten after a clean window (below).
@@ -279,15 +303,23 @@ impl LeaderBook {
     }
 
     /// Every leader sent to in this run, with its figures, most streams first.
-    pub fn all_stats(&self) -> Vec<LeaderStats> {
+    pub fn all_stats(&self, now: Instant) -> Vec<LeaderStats> {
         let mut all: Vec<LeaderStats> = self
             .stats
             .iter()
-            .map(|(identity, s)| LeaderStats {
-                identity: *identity,
-                tpu_quic: self.last_addr.get(identity).copied(),
-                streams: s.streams,
-                landed: s.landed,
+            .map(|(identity, s)| {
+                let tpu_quic = self.last_addr.get(identity).copied();
+                LeaderStats {
+                    identity: *identity,
+                    tpu_quic,
+                    streams: s.streams,
+                    landed: s.landed,
+                    ack_ms_p50: s.ack_median_ms(),
+                    backoff_level: tpu_quic
+                        .and_then(|a| self.backoff.get(&a))
+                        .filter(|b| b.until > now)
+                        .map_or(0, |b| b.level + 1),
+                }
             })
             .collect();
         all.sort_by(|a, b| {
@@ -299,10 +331,12 @@ impl LeaderBook {
         all
     }
 
-    pub fn on_landed(&mut self, slot: u64) {
-        if let Some(leader) = self.leader_at(slot) {
-            self.stats.entry(leader).or_default().landed += 1;
-        }
+    /// Counts a landing for the leader of `slot` and names it; `None` when that slot's
+    /// schedule is not known.
+    pub fn on_landed(&mut self, slot: u64) -> Option<Pubkey> {
+        let leader = self.leader_at(slot)?;
+        self.stats.entry(leader).or_default().landed += 1;
+        Some(leader)
     }
 
     /// The leaders panel: current first, then upcoming, with per-leader figures.
@@ -317,7 +351,10 @@ impl LeaderBook {
                     Some(a) => Some(a),
                     None => self.addrs.get(&identity).copied(),
                 };
-                let stats = self.stats.get(&identity).copied().unwrap_or_default();
+                let (streams, landed) = self
+                    .stats
+                    .get(&identity)
+                    .map_or((StreamCounts::default(), 0), |s| (s.streams, s.landed));
                 let conn = match tpu_quic {
                     None => ConnState::NoAddress,
                     Some(addr) => match self.backoff.get(&addr) {
@@ -340,8 +377,8 @@ impl LeaderBook {
                     first_slot,
                     last_slot,
                     conn,
-                    streams: stats.streams,
-                    landed: stats.landed,
+                    streams,
+                    landed,
                 }
             })
             .collect()
@@ -388,7 +425,7 @@ mod tests {
         let addr_b = SocketAddr::from(([127, 0, 0, 1], 9001));
         let stop = || Err(SendError::Throttled("stop".into()));
         assert_eq!(
-            book.on_result(b, addr_b, &stop(), now),
+            book.on_result(b, addr_b, &stop(), Duration::ZERO, now),
             StreamOutcome::Throttled
         );
         let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
@@ -399,16 +436,16 @@ mod tests {
             "throttled, backing off 100 ms (throttled: stop)"
         );
         // Failures of streams already in flight do not deepen it.
-        book.on_result(b, addr_b, &stop(), now);
+        book.on_result(b, addr_b, &stop(), Duration::ZERO, now);
         assert_eq!(
             book.next_backoff_end(now),
             Some(now + Duration::from_millis(100))
         );
         // An accepted stream from the same window does not erase it...
         let later = now + Duration::from_millis(150);
-        book.on_result(b, addr_b, &Ok(()), later);
+        book.on_result(b, addr_b, &Ok(()), Duration::ZERO, later);
         // ...so the next throttle soon after it ended doubles it.
-        book.on_result(b, addr_b, &stop(), later);
+        book.on_result(b, addr_b, &stop(), Duration::ZERO, later);
         assert_eq!(
             book.next_backoff_end(later),
             Some(later + Duration::from_millis(200))
@@ -417,7 +454,7 @@ mod tests {
         let much_later = later + Duration::from_millis(200) + JUDGE_WINDOW;
         book.expire_backoffs(much_later);
         assert_eq!(book.targets(much_later).len(), 2);
-        book.on_result(b, addr_b, &stop(), much_later);
+        book.on_result(b, addr_b, &stop(), Duration::ZERO, much_later);
         assert_eq!(
             book.next_backoff_end(much_later),
             Some(much_later + Duration::from_millis(100))
@@ -433,7 +470,15 @@ mod tests {
         book.on_sent(a, addr);
         book.on_sent(a, addr);
         book.on_sent(a, addr);
-        book.on_result(a, addr, &Err(SendError::Connection("refused".into())), now);
+        let ms = Duration::from_millis;
+        book.on_result(
+            a,
+            addr,
+            &Err(SendError::Connection("refused".into())),
+            ms(3),
+            now,
+        );
+        assert_eq!(book.all_stats(now)[0].backoff_level, 1, "backing off now");
         assert_eq!(
             book.next_backoff_end(now),
             Some(now + Duration::from_millis(500))
@@ -443,18 +488,25 @@ mod tests {
             a,
             addr,
             &Err(SendError::Timeout(Duration::from_secs(5))),
+            ms(5_000),
             t1,
         );
         assert_eq!(book.next_backoff_end(t1), Some(t1 + Duration::from_secs(1)));
         let t2 = t1 + Duration::from_secs(3);
-        book.on_result(a, addr, &Err(SendError::Stream("reset".into())), t2);
+        book.on_result(a, addr, &Err(SendError::Stream("reset".into())), ms(7), t2);
         assert_eq!(
             book.next_backoff_end(t2),
             None,
             "other stream errors do not back off"
         );
-        let stats = book.all_stats();
+        let stats = book.all_stats(t2);
         assert_eq!(stats.len(), 1);
+        assert_eq!(
+            stats[0].ack_ms_p50,
+            Some(7),
+            "the median of 3, 5000 and 7 ms"
+        );
+        assert_eq!(stats[0].backoff_level, 0, "no backoff at t2");
         let s = stats[0].streams;
         assert_eq!(
             (

@@ -1,81 +1,43 @@
-//! Achieved send and landing rates, the last minute's chart, and time-to-land percentiles.
+//! Achieved send and landing rates, the last minute's chart, and the time-to-land and
+//! stream-acknowledgement distributions.
 //!
 //! Everything here is bounded on a long run: rates come from per-100 ms buckets of the last
 //! minute, and time to land from a fixed-size histogram, so neither memory nor the cost of a
 //! publish grows with the number of transactions.
 
-use std::{collections::VecDeque, sync::Arc, time::Duration};
+use std::{collections::VecDeque, time::Duration};
 
-use hdrhistogram::Histogram;
-
-use super::snapshot::{LatencyView, RatePoint};
+use super::{
+    distribution::Distribution,
+    snapshot::{LatencyView, RatePoint},
+};
 
 /// Window over which "achieved" rates are averaged: long enough to smooth 100 ms ticks, short
 /// enough to show a pause within a few seconds.
 const RATE_WINDOW_SECS: u64 = 3;
 const HISTORY_SECS: u64 = 60;
-/// Upper bounds of the time-to-land histogram buckets, in ms.
-const LATENCY_BOUNDS_MS: [u64; 9] = [
-    250,
-    500,
-    1_000,
-    2_000,
-    4_000,
-    8_000,
-    16_000,
-    32_000,
-    u64::MAX,
-];
-/// Largest time to land the percentile histogram tells apart; longer ones count as this. A
-/// blockhash transaction lands within about a minute or not at all; a day covers durable-nonce
-/// transactions resent over a long run.
-const LATENCY_MAX_MS: u64 = 24 * 3_600 * 1_000;
-/// Significant figures kept by the percentile histogram: values are exact below 2048 ms and
-/// within 0.1 % above, finer than the dashboard prints them.
-const LATENCY_SIGFIG: u8 = 3;
-
-/// The bounds as the snapshot documents them: the last bucket is open-ended, so its sentinel
-/// bound is not published.
-fn published_bounds() -> Vec<u64> {
-    LATENCY_BOUNDS_MS[..LATENCY_BOUNDS_MS.len() - 1].to_vec()
-}
-
-/// Which of the published buckets a time to land falls in: `[bounds[b-1], bounds[b])`.
-fn bucket_of(ms: u64) -> usize {
-    LATENCY_BOUNDS_MS
-        .iter()
-        .position(|&bound| ms < bound)
-        .unwrap_or(LATENCY_BOUNDS_MS.len() - 1)
-}
+/// Upper bounds of the time-to-land histogram buckets, in ms; the last bucket is open-ended.
+const LATENCY_BOUNDS_MS: [u64; 8] = [250, 500, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000];
+/// Upper bounds of the stream-acknowledgement buckets, in ms: a leader on loopback answers in
+/// about a millisecond, one across the world in a few hundred; a timed-out stream counts as
+/// the send timeout.
+const ACK_BOUNDS_MS: [u64; 11] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 5_000];
 
 pub struct Meter {
     /// Per-100 ms buckets, newest last: (tick, sent, confirmed).
     ticks: VecDeque<(u64, u32, u32)>,
-    /// Every time to land recorded once, in ms; percentiles are read from it.
-    latencies: Histogram<u64>,
-    /// Counts per [`LATENCY_BOUNDS_MS`] bucket, for the dashboard's latency panel.
-    buckets: [u64; LATENCY_BOUNDS_MS.len()],
-    latency_dirty: bool,
-    latency: LatencyView,
+    /// Time from first send to landing.
+    land: Distribution,
+    /// Time from handing a stream to QUIC to the leader's acknowledgement (or its failure).
+    ack: Distribution,
 }
 
 impl Default for Meter {
     fn default() -> Self {
         Self {
             ticks: VecDeque::new(),
-            // The bounds are constants that satisfy the crate's rules (low ≥ 1, high ≥ 2·low,
-            // sigfig ≤ 5), so this cannot fail.
-            latencies: Histogram::new_with_bounds(1, LATENCY_MAX_MS, LATENCY_SIGFIG)
-                .expect("constant histogram bounds are valid"),
-            buckets: [0; LATENCY_BOUNDS_MS.len()],
-            latency_dirty: false,
-            latency: LatencyView {
-                p50: None,
-                p90: None,
-                p99: None,
-                histogram: Arc::new(vec![0; LATENCY_BOUNDS_MS.len()]),
-                bounds_ms: Arc::new(published_bounds()),
-            },
+            land: Distribution::new(&LATENCY_BOUNDS_MS),
+            ack: Distribution::new(&ACK_BOUNDS_MS),
         }
     }
 }
@@ -105,11 +67,13 @@ impl Meter {
     pub fn on_confirmed(&mut self, elapsed: Duration, latency: Option<Duration>) {
         self.bucket(elapsed).2 += 1;
         if let Some(l) = latency {
-            let ms = u64::try_from(l.as_millis()).unwrap_or(u64::MAX);
-            self.latencies.saturating_record(ms);
-            self.buckets[bucket_of(ms)] += 1;
-            self.latency_dirty = true;
+            self.land.record(l);
         }
+    }
+
+    /// One stream finished `took` after it was handed to QUIC.
+    pub fn on_ack(&mut self, took: Duration) {
+        self.ack.record(took);
     }
 
     /// (sent per second, confirmed per second) over the last few seconds.
@@ -161,24 +125,14 @@ impl Meter {
         points
     }
 
-    /// Percentiles and bucket counts, re-read only when new landings arrived. Both come from
-    /// fixed-size counters, so this costs the same after a million landings as after ten.
+    /// Time to land: percentiles and bucket counts.
     pub fn latency(&mut self) -> LatencyView {
-        if self.latency_dirty {
-            self.latency_dirty = false;
-            let h = &self.latencies;
-            let pct = |q: f64| -> Option<Duration> {
-                (!h.is_empty()).then(|| Duration::from_millis(h.value_at_quantile(q)))
-            };
-            self.latency = LatencyView {
-                p50: pct(0.50),
-                p90: pct(0.90),
-                p99: pct(0.99),
-                histogram: Arc::new(self.buckets.to_vec()),
-                bounds_ms: Arc::new(published_bounds()),
-            };
-        }
-        self.latency.clone()
+        self.land.view()
+    }
+
+    /// Stream acknowledgement times: percentiles and bucket counts.
+    pub fn acks(&mut self) -> LatencyView {
+        self.ack.view()
     }
 }
 

@@ -10,7 +10,7 @@
 //!
 //! Inside, one event loop (`run`) owns every part and routes each message to its owner; its
 //! module doc draws who imports whom. The types every part shares live in leaf modules
-//! (`config`, `fact`, `outcome`, `update`) that import no part, so nothing below `run` imports
+//! (`config`, `event`, `fact`, `outcome`, `update`) that import no part, so nothing below `run` imports
 //! this module or `run`: no cycle.
 
 mod blockhashes;
@@ -18,6 +18,8 @@ pub mod command;
 mod config;
 mod confirm;
 mod dispatch;
+mod distribution;
+mod event;
 pub mod expiry;
 mod fact;
 mod facts;
@@ -50,6 +52,7 @@ use tokio::{
 };
 
 pub use config::{EngineConfig, Resigner};
+pub use event::RunEvent;
 pub use fact::{Prior, TxFact};
 pub use outcome::RunOutcome;
 
@@ -131,7 +134,6 @@ async fn supervise(
     publisher.send_replace(snapshot.clone());
     RunOutcome {
         commitments: vec![None; snapshot.txs.len()],
-        leaders: Vec::new(),
         snapshot,
     }
 }

@@ -2,15 +2,14 @@
 
 use std::sync::Arc;
 
-use super::snapshot::{LeaderStats, Snapshot};
+use super::snapshot::Snapshot;
 use crate::config::Commitment;
 
-/// The last snapshot, with what the report needs besides it.
+/// The last snapshot (every leader's figures are in its `leader_totals`), with what the report
+/// needs besides it.
 #[derive(Clone, Debug)]
 pub struct RunOutcome {
     pub snapshot: Arc<Snapshot>,
     /// Highest commitment each transaction was seen at, by id.
     pub commitments: Vec<Option<Commitment>>,
-    /// Every leader sent to, with its stream outcomes and landings.
-    pub leaders: Vec<LeaderStats>,
 }

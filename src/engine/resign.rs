@@ -52,7 +52,7 @@ impl Resigning {
             "re-signed (attempt {attempt}) with blockhash {hash}"
         ));
         store.apply(id, TxEvent::Resigned, now, note).ok()?;
-        store.replace_signing(id, signature, wire, hash);
+        store.replace_signing(id, signature, wire, hash, now);
         store.set_last_valid_block_height(id, last_valid, true);
         Some(Resigned {
             old,

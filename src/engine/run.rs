@@ -17,9 +17,9 @@
 //!                    expiry
 //!  ──────────────────────────────────────────────────────────────────────────────
 //!   leaves, which the modules above import and which import none of them:
-//!   update ─► net     store ─► lifecycle, snapshot     leaders ─► net, snapshot
-//!   meter ─► snapshot     command ─► snapshot     config ─► fact, snapshot
-//!   fact     outcome ─► snapshot
+//!   update ─► net     store ─► lifecycle, snapshot, event     leaders ─► net, snapshot
+//!   meter ─► distribution ─► snapshot     command ─► snapshot
+//!   config ─► event, fact, snapshot     event ─► lifecycle, net     fact     outcome ─► snapshot
 //! ```
 //!
 //! Arrows point at what a module imports; nothing imports this module but `mod.rs`, and no
@@ -99,8 +99,12 @@ impl Engine {
         let confirmer = Confirmer::new(&cfg, &txs, start);
         let dispatcher =
             Dispatcher::new(&cfg, txs.len(), transport.clone(), updates.clone(), start);
+        let mut store = TxStore::new(txs, start);
+        if let Some(events) = cfg.events.clone() {
+            store.set_events(events);
+        }
         let mut engine = Self {
-            store: TxStore::new(txs, start),
+            store,
             leaders: LeaderBook::new(cfg.fanout, cfg.pinned_tpu),
             meter: Meter::default(),
             sync: ChainSync::new(&cfg, chain, updates, start),
@@ -239,7 +243,6 @@ impl Engine {
         RunOutcome {
             snapshot: self.snapshot_tx.borrow().clone(),
             commitments: self.confirmer.commitments().to_vec(),
-            leaders: self.leaders.all_stats(),
         }
     }
 
@@ -315,12 +318,13 @@ impl Engine {
 
     fn on_update(&mut self, update: Update) {
         match update {
-            Update::SendDone(done) => self.dispatcher.on_send_done(
-                done,
-                &mut self.store,
-                &mut self.leaders,
-                Instant::now(),
-            ),
+            Update::SendDone(done) => {
+                let now = Instant::now();
+                self.meter
+                    .on_ack(now.saturating_duration_since(done.sent_at));
+                self.dispatcher
+                    .on_send_done(done, &mut self.store, &mut self.leaders, now);
+            }
             Update::Chain(answer) => {
                 let Some(fact) = self.sync.on_answer(answer, &mut self.leaders) else {
                     return;
@@ -329,8 +333,15 @@ impl Engine {
                 for decided in self.confirmer.on_fact(fact, &mut self.store, now) {
                     match decided {
                         Decided::Fact(fact) => self.record(fact),
-                        Decided::Landed { slot, ok, latency } => {
-                            self.leaders.on_landed(slot);
+                        Decided::Landed {
+                            id,
+                            slot,
+                            ok,
+                            latency,
+                        } => {
+                            if let Some(leader) = self.leaders.on_landed(slot) {
+                                self.store.record_landed_leader(id, leader);
+                            }
                             if ok {
                                 self.meter.on_confirmed(now - self.start, latency);
                             }
@@ -382,6 +393,7 @@ impl Engine {
                 identity: self.identity,
                 staked: self.sync.staked(),
                 health: self.sync.health().cloned(),
+                slot_feed_live: self.sync.feed_live(now),
             },
             rate: RateView {
                 target: self.dispatcher.target(),
@@ -398,6 +410,8 @@ impl Engine {
             txs: self.store.views().clone(),
             queues: self.store.queues().clone(),
             latency: self.meter.latency(),
+            acks: self.meter.acks(),
+            leader_totals: Arc::new(self.leaders.all_stats(now)),
             phase: None,
         }
     }

@@ -7,7 +7,11 @@
 //! per-second budget (as Agave's QUIC server does to unstaked peers, in 100 ms windows), a send
 //! can hang until the engine's timeout, the status cache can forget landings older than a number
 //! of slots (only a history search still finds them), and the finalized bank trails the tip by
-//! [`FINALITY_LAG`] blocks, so a fresh blockhash is not yet valid there.
+//! [`FINALITY_LAG`] blocks, so a fresh blockhash is not yet valid there. A leader only
+//! includes what it was sent in its own slots: a transaction delivered to a leader whose turn
+//! is yet to come lands in that turn's first slot, and one delivered to a leader that does
+//! not lead within [`HOLD_SLOTS`] is dropped — so a landing always belongs to a leader the
+//! transaction was sent to, as on a real cluster without forwarding.
 
 use std::{
     collections::{HashMap, HashSet},
@@ -32,6 +36,8 @@ const SEND_LATENCY: Duration = Duration::from_millis(2);
 pub const FINALITY_LAG: u64 = 32;
 /// Agave counts an unstaked peer's stream budget in windows of this length.
 const THROTTLE_WINDOW: Duration = Duration::from_millis(100);
+/// How far ahead a leader holds a transaction for its own slots: two 4-slot turns.
+pub const HOLD_SLOTS: u64 = 8;
 
 /// Scripted fate of one transaction.
 #[derive(Clone, Debug, Default)]
@@ -228,6 +234,7 @@ impl SimCluster {
                     wire: wire.into(),
                     recent_blockhash: hash,
                     durable_nonce: false,
+                    budget: Default::default(),
                 }
             })
             .collect();
@@ -259,6 +266,10 @@ impl SimCluster {
     fn status_of(&self, sig: &Signature, slot_now: u64, history: bool) -> Option<ChainStatus> {
         let s = self.lock();
         let (slot, err) = s.landed.get(sig)?;
+        if *slot > slot_now {
+            // Held by a leader whose slot has not come yet.
+            return None;
+        }
         if !history && s.status_cache_slots.is_some_and(|n| slot_now > slot + n) {
             return None;
         }
@@ -325,10 +336,24 @@ impl SimCluster {
             .get(&sig)
             .and_then(|h| s.blockhashes.get(h))
             .is_some_and(|lv| height > *lv);
-        if fate.never_lands || seen <= fate.drop_sends || expired || s.landed.contains_key(&sig) {
+        if fate.never_lands || seen <= fate.drop_sends || expired {
             return Ok(());
         }
-        s.landed.insert(sig, (slot, fate.fails_with));
+        let Some(receiver) = self.leader_of_addr(addr) else {
+            return Ok(());
+        };
+        // The receiver's first slot from now on, if it leads soon enough to hold it.
+        let Some(lands_at) = (slot..slot + HOLD_SLOTS).find(|x| self.leader_at(*x) == receiver)
+        else {
+            return Ok(());
+        };
+        match s.landed.get(&sig) {
+            // Already in a block, or held for an earlier slot than this leader's.
+            Some((at, _)) if *at <= slot || *at <= lands_at => {}
+            _ => {
+                s.landed.insert(sig, (lands_at, fate.fails_with));
+            }
+        }
         Ok(())
     }
 }

@@ -172,6 +172,12 @@ pub struct LeaderStats {
     pub streams: StreamCounts,
     /// Transactions that landed in its slots.
     pub landed: u64,
+    /// Median time from handing a stream to QUIC to the leader's answer (accepted or not), in
+    /// ms; null before any answer.
+    pub ack_ms_p50: Option<u64>,
+    /// How deep its backoff is now: 0 when it gets sends, 1 for a first backoff, each
+    /// repeat within the judging window one more (the pause doubles with each).
+    pub backoff_level: u32,
 }
 
 /// The longest a transaction's send log grows before its older half is dropped.
@@ -186,6 +192,11 @@ pub struct SendRecord {
     #[serde(serialize_with = "ser_display")]
     pub leader: Pubkey,
     pub addr: Option<SocketAddr>,
+    /// What became of it; `None` while in flight (or when it was never handed to QUIC, for a
+    /// leader without a TPU address).
+    pub outcome: Option<StreamOutcome>,
+    /// Time from handing it to QUIC to the leader's answer.
+    pub ack_ms: Option<u64>,
     /// `None` when the stream was accepted, else why it failed.
     pub error: Option<String>,
 }
@@ -229,8 +240,16 @@ pub struct TxView {
     pub last_valid_exact: bool,
     /// Uses a durable nonce: never expires by blockhash.
     pub durable_nonce: bool,
+    /// Its compute-unit price in micro-lamports, when a ComputeBudget instruction sets one.
+    pub cu_price: Option<u64>,
+    /// Its compute-unit limit, when a ComputeBudget instruction sets one.
+    pub cu_limit: Option<u32>,
     #[serde(serialize_with = "ser_opt_display")]
     pub last_leader: Option<Pubkey>,
+    /// The leader of the slot it landed in, by the cluster's schedule; `None` until final, or
+    /// when the schedule for that slot was not known.
+    #[serde(serialize_with = "ser_opt_display")]
+    pub landed_leader: Option<Pubkey>,
     pub last_error: Option<Arc<str>>,
     /// The most recent streams sent (one per send per leader), oldest first. Bounded: a
     /// durable-nonce transaction can be resent for hours, so once the log passes
@@ -314,7 +333,8 @@ pub struct RateView {
     pub history: Arc<Vec<RatePoint>>,
 }
 
-/// Time from first send to confirmation.
+/// A distribution of durations: time from first send to confirmation, or stream
+/// acknowledgement times.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct LatencyView {
     #[serde(serialize_with = "ser_opt_ms")]
@@ -327,6 +347,8 @@ pub struct LatencyView {
     pub histogram: Arc<Vec<u64>>,
     /// Upper bounds of the buckets, in ms; the last bucket is open-ended.
     pub bounds_ms: Arc<Vec<u64>>,
+    /// Sum of every value, in ms (with the bucket counts, a Prometheus histogram).
+    pub sum_ms: u64,
 }
 
 /// The cluster as the engine last saw it.
@@ -343,6 +365,9 @@ pub struct ClusterView {
     pub staked: Option<bool>,
     /// A problem talking to the cluster that the engine is retrying, for the header.
     pub health: Option<String>,
+    /// Slots are arriving over the websocket subscription (otherwise the engine polls
+    /// `getSlot`, a slot or so later).
+    pub slot_feed_live: bool,
 }
 
 /// Where a multi-step job (a program deploy: buffer, writes, deploy) stands, set by the command
@@ -402,6 +427,11 @@ pub struct Snapshot {
     #[serde(skip)]
     pub queues: [Vector<u32>; 5],
     pub latency: LatencyView,
+    /// Time from handing a stream to QUIC to the leader's answer, over every stream.
+    pub acks: LatencyView,
+    /// Every leader sent to in this run, with its figures over the whole run, most streams
+    /// first (`leaders` holds only the window around now).
+    pub leader_totals: Arc<Vec<LeaderStats>>,
     /// `None` from the engine itself; see [`PhaseView`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<PhaseView>,
@@ -428,6 +458,7 @@ impl Snapshot {
                 identity,
                 staked: None,
                 health: None,
+                slot_feed_live: false,
             },
             rate: RateView {
                 target,
@@ -441,6 +472,8 @@ impl Snapshot {
             txs: Vector::new(),
             queues: Default::default(),
             latency: LatencyView::default(),
+            acks: LatencyView::default(),
+            leader_totals: Arc::default(),
             phase: None,
         }
     }

@@ -6,9 +6,11 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 use imbl::Vector;
 use solana_hash::Hash;
 use solana_pubkey::Pubkey;
-use tokio::time::Instant;
+use solana_signature::Signature;
+use tokio::{sync::mpsc, time::Instant};
 
 use super::{
+    event::RunEvent,
     lifecycle::{self, LifecycleError, Queue, Transition, TxEvent, TxState},
     net::StreamOutcome,
     snapshot::{Counts, SEND_LOG_CAP, SendRecord, StatusRecord, TxView},
@@ -37,6 +39,24 @@ pub struct TxStore {
     next_seq: u64,
     counts: Counts,
     start: Instant,
+    /// `--events`: every state change and stream outcome, as it happens.
+    events: Option<mpsc::UnboundedSender<RunEvent>>,
+}
+
+/// One finished stream of a send, as the dispatcher saw it.
+pub struct StreamResult<'a> {
+    pub id: u32,
+    /// Its entry in the transaction's send log (dropped entries counted).
+    pub log_index: usize,
+    /// Which send of the transaction it belonged to, from 1.
+    pub send: u32,
+    pub leader: Pubkey,
+    pub addr: SocketAddr,
+    /// When it was handed to QUIC.
+    pub sent_at: Instant,
+    pub outcome: StreamOutcome,
+    /// Why it failed; `None` when accepted.
+    pub error: Option<&'a str>,
 }
 
 impl TxStore {
@@ -70,7 +90,10 @@ impl TxStore {
                 last_valid_block_height: None,
                 last_valid_exact: false,
                 durable_nonce: tx.durable_nonce,
+                cu_price: tx.budget.price,
+                cu_limit: tx.budget.limit,
                 last_leader: None,
+                landed_leader: None,
                 last_error: None,
                 send_log: Arc::new(Vec::new()),
                 send_log_dropped: 0,
@@ -97,6 +120,20 @@ impl TxStore {
                 ..Counts::default()
             },
             start,
+            events: None,
+        }
+    }
+
+    /// Streams every state change and stream outcome to `events` from now on.
+    pub fn set_events(&mut self, events: mpsc::UnboundedSender<RunEvent>) {
+        self.events = Some(events);
+    }
+
+    /// Hands `event` to the `--events` writer, if any. A writer that has gone away only loses
+    /// the stream, never the run: events are for watching, the journal is for resuming.
+    fn emit(&self, event: impl FnOnce() -> RunEvent) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(event());
         }
     }
 
@@ -162,6 +199,15 @@ impl TxStore {
             if let TxEvent::LandedWithError(err) = &event {
                 view.last_error = Some(err.as_str().into());
             }
+            let signature = view.signature;
+            self.emit(|| RunEvent::State {
+                at_ms: millis(at),
+                id,
+                signature,
+                from: t.from,
+                to: t.to,
+                note,
+            });
         }
         let (from_q, to_q) = (t.from.queue(), t.to.queue());
         if from_q != to_q {
@@ -228,6 +274,8 @@ impl TxStore {
             at,
             leader: *leader,
             addr: *addr,
+            outcome: None,
+            ack_ms: None,
             error: None,
         }));
         if log.len() > SEND_LOG_CAP {
@@ -268,25 +316,43 @@ impl TxStore {
         self.counts.streams.sent += 1;
     }
 
-    /// Records one stream's outcome; a failure's reason goes into the send log.
-    pub fn record_stream_result(
-        &mut self,
-        id: u32,
-        log_index: usize,
-        outcome: StreamOutcome,
-        error: Option<&str>,
-    ) {
+    /// Records one stream's outcome, which came at `now`; a failure's reason goes into the send
+    /// log.
+    pub fn record_stream_result(&mut self, r: StreamResult<'_>, now: Instant) {
+        let StreamResult {
+            id,
+            log_index,
+            outcome,
+            error,
+            ..
+        } = r;
         self.counts.streams.record(outcome);
-        let Some(error) = error else {
-            return;
-        };
+        if let Some(view) = self.views.get(id as usize) {
+            let signature = view.signature;
+            self.emit(|| RunEvent::Send {
+                at_ms: millis(self.since_start(now)),
+                id,
+                signature,
+                send: r.send,
+                leader: r.leader,
+                tpu: r.addr,
+                sent_ms: millis(self.since_start(r.sent_at)),
+                ack_ms: millis(now.saturating_duration_since(r.sent_at)),
+                outcome,
+                error: error.map(str::to_string),
+            });
+        }
         if let Some(view) = self.views.get_mut(id as usize) {
             // An entry already dropped from a full log keeps only its count.
             let kept = log_index.checked_sub(view.send_log_dropped as usize);
             if let Some(entry) = kept.and_then(|i| Arc::make_mut(&mut view.send_log).get_mut(i)) {
-                entry.error = Some(error.to_string());
+                entry.outcome = Some(outcome);
+                entry.ack_ms = Some(millis(now.saturating_duration_since(r.sent_at)));
+                entry.error = error.map(str::to_string);
             }
-            if !view.state.is_final() {
+            if let Some(error) = error
+                && !view.state.is_final()
+            {
                 view.last_error = Some(error.into());
             }
         }
@@ -321,10 +387,19 @@ impl TxStore {
     pub fn replace_signing(
         &mut self,
         id: u32,
-        signature: solana_signature::Signature,
+        signature: Signature,
         wire: Arc<[u8]>,
         blockhash: Hash,
+        now: Instant,
     ) {
+        if let Some(previous) = self.views.get(id as usize).map(|v| v.signature) {
+            self.emit(|| RunEvent::Resigned {
+                at_ms: millis(self.since_start(now)),
+                id,
+                signature,
+                previous,
+            });
+        }
         if let Some(rec) = self.records.get_mut(id as usize) {
             rec.wire = wire;
             rec.blockhash = blockhash;
@@ -350,6 +425,13 @@ impl TxStore {
         latency
     }
 
+    /// Names the leader of the slot it landed in.
+    pub fn record_landed_leader(&mut self, id: u32, leader: Pubkey) {
+        if let Some(view) = self.views.get_mut(id as usize) {
+            view.landed_leader = Some(leader);
+        }
+    }
+
     pub fn set_last_valid_block_height(&mut self, id: u32, height: u64, exact: bool) {
         if let Some(view) = self.views.get_mut(id as usize)
             && (view.last_valid_block_height, view.last_valid_exact) != (Some(height), exact)
@@ -358,6 +440,10 @@ impl TxStore {
             view.last_valid_exact = exact;
         }
     }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn counter(counts: &mut Counts, queue: Queue) -> &mut u64 {
@@ -381,6 +467,7 @@ mod tests {
             wire: vec![1u8; 100].into(),
             recent_blockhash: Hash::new_from_array([9; 32]),
             durable_nonce: true,
+            budget: Default::default(),
         }
     }
 
@@ -398,9 +485,19 @@ mod tests {
                 .record_send(0, start, &[(leader, None)])
                 .expect("send");
         }
-        store.record_stream_result(0, last, StreamOutcome::Throttled, Some("stopped"));
+        let result = |log_index, error| StreamResult {
+            id: 0,
+            log_index,
+            send: 1,
+            leader: b,
+            addr: SocketAddr::from(([127, 0, 0, 1], 1)),
+            sent_at: start,
+            outcome: StreamOutcome::Throttled,
+            error: Some(error),
+        };
+        store.record_stream_result(result(last, "stopped"), start);
         // An entry long dropped is counted, not found.
-        store.record_stream_result(0, 0, StreamOutcome::Throttled, Some("old"));
+        store.record_stream_result(result(0, "old"), start);
         let view = store.view(0).expect("view");
         assert!(
             view.send_log.len() <= SEND_LOG_CAP,

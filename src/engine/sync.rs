@@ -115,6 +115,12 @@ impl ChainSync {
         });
     }
 
+    /// Slots are arriving over the websocket: the last one came within [`FEED_STALE`].
+    pub(super) fn feed_live(&self, now: Instant) -> bool {
+        self.feed_at
+            .is_some_and(|t| now.saturating_duration_since(t) <= FEED_STALE)
+    }
+
     /// A slot pushed by the websocket feed.
     pub(super) fn on_slot_feed(&mut self, slot: u64, leaders: &mut LeaderBook) {
         self.feed_at = Some(Instant::now());

@@ -23,8 +23,12 @@ pub(super) struct SendDone {
     /// The send-log index of this send's first stream: names the send's round.
     pub round: usize,
     pub log_index: usize,
+    /// Which send of the transaction, from 1.
+    pub send: u32,
     pub leader: Pubkey,
     pub addr: SocketAddr,
+    /// When the stream was handed to QUIC: its acknowledgement time runs from here.
+    pub sent_at: Instant,
     pub result: Result<(), SendError>,
 }
 

@@ -21,6 +21,7 @@ fn txs(n: usize, salt: u8) -> Vec<LoadedTx> {
                 wire: Arc::from(vec![salt, i as u8, 7, 7]),
                 recent_blockhash: Hash::default(),
                 durable_nonce: false,
+                budget: Default::default(),
             }
         })
         .collect()

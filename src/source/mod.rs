@@ -21,7 +21,7 @@ use solana_signature::Signature;
 
 pub use error::SourceError;
 pub use format::{InputFormat, encode_base58, encode_base64};
-pub use summary::{TxSummary, summarize};
+pub use summary::{ComputeBudget, TxSummary, compute_budget, summarize};
 pub use validate::{decode_wire, parse_wire};
 
 /// The largest transaction a validator accepts, in bytes (Solana's `PACKET_DATA_SIZE`).
@@ -41,6 +41,8 @@ pub struct LoadedTx {
     pub recent_blockhash: Hash,
     /// The first instruction advances a nonce account, so the blockhash does not expire.
     pub durable_nonce: bool,
+    /// Its compute-unit price and limit, for the report and the fee diagnostics.
+    pub budget: ComputeBudget,
 }
 
 /// Why one input item is not a transaction txpace will send.

@@ -153,6 +153,7 @@ fn run(job: Job) -> Entry {
             wire: Arc::from(bytes),
             recent_blockhash: checked.recent_blockhash,
             durable_nonce: checked.durable_nonce,
+            budget: checked.budget,
         }),
         Err(rejection) => {
             let wire = rejection.parsed.then(|| Arc::from(bytes));

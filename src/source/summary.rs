@@ -30,11 +30,20 @@ pub struct TxSummary {
 const SET_COMPUTE_UNIT_LIMIT: u8 = 2;
 const SET_COMPUTE_UNIT_PRICE: u8 = 3;
 
-/// Describes `tx`, whose wire form is `size` bytes long.
-pub fn summarize(tx: &VersionedTransaction, size: usize) -> TxSummary {
+/// What a transaction's ComputeBudget instructions set; `None` where none sets it (the
+/// runtime's default applies).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ComputeBudget {
+    /// Micro-lamports per compute unit.
+    pub price: Option<u64>,
+    pub limit: Option<u32>,
+}
+
+/// Reads `tx`'s compute-unit price and limit.
+pub fn compute_budget(tx: &VersionedTransaction) -> ComputeBudget {
     let message = &tx.message;
     let keys = message.static_account_keys();
-    let (mut cu_price, mut cu_limit) = (None, None);
+    let mut budget = ComputeBudget::default();
     for ix in message.instructions() {
         let is_budget = keys
             .get(usize::from(ix.program_id_index))
@@ -46,15 +55,23 @@ pub fn summarize(tx: &VersionedTransaction, size: usize) -> TxSummary {
         // exactly the tag and its value; the first setting wins, as a second one fails the
         // transaction anyway.
         match ix.data.split_first() {
-            Some((&SET_COMPUTE_UNIT_PRICE, value)) if cu_price.is_none() => {
-                cu_price = <[u8; 8]>::try_from(value).ok().map(u64::from_le_bytes);
+            Some((&SET_COMPUTE_UNIT_PRICE, value)) if budget.price.is_none() => {
+                budget.price = <[u8; 8]>::try_from(value).ok().map(u64::from_le_bytes);
             }
-            Some((&SET_COMPUTE_UNIT_LIMIT, value)) if cu_limit.is_none() => {
-                cu_limit = <[u8; 4]>::try_from(value).ok().map(u32::from_le_bytes);
+            Some((&SET_COMPUTE_UNIT_LIMIT, value)) if budget.limit.is_none() => {
+                budget.limit = <[u8; 4]>::try_from(value).ok().map(u32::from_le_bytes);
             }
             _ => {}
         }
     }
+    budget
+}
+
+/// Describes `tx`, whose wire form is `size` bytes long.
+pub fn summarize(tx: &VersionedTransaction, size: usize) -> TxSummary {
+    let message = &tx.message;
+    let keys = message.static_account_keys();
+    let budget = compute_budget(tx);
     TxSummary {
         signature: tx.signatures.first().copied(),
         fee_payer: keys.first().copied(),
@@ -64,8 +81,8 @@ pub fn summarize(tx: &VersionedTransaction, size: usize) -> TxSummary {
         },
         recent_blockhash: *message.recent_blockhash(),
         durable_nonce: tx.uses_durable_nonce(),
-        cu_price,
-        cu_limit,
+        cu_price: budget.price,
+        cu_limit: budget.limit,
         size,
         instructions: message.instructions().len(),
     }

@@ -18,6 +18,7 @@ pub(crate) struct Checked {
     pub signature: Signature,
     pub recent_blockhash: Hash,
     pub durable_nonce: bool,
+    pub budget: super::ComputeBudget,
 }
 
 /// Why a transaction was rejected, and whether its bytes were at least a transaction (so that
@@ -104,6 +105,7 @@ pub(crate) fn check(wire: &[u8]) -> Result<Checked, Rejection> {
         signature,
         recent_blockhash: *tx.message.recent_blockhash(),
         durable_nonce: tx.uses_durable_nonce(),
+        budget: super::compute_budget(&tx),
     })
 }
 

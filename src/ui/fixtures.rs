@@ -16,8 +16,8 @@ use solana_signature::Signature;
 use crate::engine::lifecycle::{Queue, TxState};
 use crate::engine::net::StreamOutcome;
 use crate::engine::snapshot::{
-    ClusterView, ConnState, Counts, LatencyView, LeaderView, RatePoint, RateTarget, RateView,
-    RunState, SendRecord, Snapshot, StatusRecord, StreamCounts, TxView,
+    ClusterView, ConnState, Counts, LatencyView, LeaderStats, LeaderView, RatePoint, RateTarget,
+    RateView, RunState, SendRecord, Snapshot, StatusRecord, StreamCounts, TxView,
 };
 
 /// splitmix64: a good enough stream of bits from a seed, with no dependency.
@@ -81,6 +81,7 @@ fn cluster() -> ClusterView {
         identity: pubkey(7),
         staked: Some(false),
         health: None,
+        slot_feed_live: true,
     }
 }
 
@@ -116,7 +117,41 @@ fn latency(landed: bool) -> LatencyView {
         p99: Some(Duration::from_millis(7_900)),
         histogram: Arc::new(vec![120, 900, 1_400, 610, 180, 22, 3]),
         bounds_ms: Arc::new(vec![400, 800, 1_600, 3_200, 6_400, 12_800]),
+        sum_ms: 6_230_000,
     }
+}
+
+/// Stream acknowledgement times of a loopback leader: a few ms each.
+fn acks(streams: u64) -> LatencyView {
+    LatencyView {
+        p50: (streams > 0).then(|| Duration::from_millis(2)),
+        p90: (streams > 0).then(|| Duration::from_millis(4)),
+        p99: (streams > 0).then(|| Duration::from_millis(9)),
+        histogram: Arc::new(vec![
+            0,
+            streams / 4,
+            streams / 2,
+            streams - streams / 4 - streams / 2,
+        ]),
+        bounds_ms: Arc::new(vec![1, 2, 5]),
+        sum_ms: streams * 3,
+    }
+}
+
+/// The whole run's figures of the leaders on the panel.
+fn totals(leaders: &[LeaderView]) -> Vec<LeaderStats> {
+    leaders
+        .iter()
+        .filter(|l| l.streams.sent > 0)
+        .map(|l| LeaderStats {
+            identity: l.identity,
+            tpu_quic: l.tpu_quic,
+            streams: l.streams,
+            landed: l.landed,
+            ack_ms_p50: Some(2),
+            backoff_level: u32::from(matches!(l.conn, ConnState::BackingOff { .. })),
+        })
+        .collect()
 }
 
 /// The state transaction `id` is in, out of 100 buckets: (running mix, finished mix).
@@ -159,12 +194,18 @@ fn tx(id: u64, n: u64, state: TxState, leaders: &[LeaderView], elapsed: Duration
     let send_log: Vec<SendRecord> = (0..sends)
         .map(|k| {
             let leader = &leaders[(id as usize + k as usize) % leaders.len()];
+            let throttled = (id + k as u64).is_multiple_of(err_every) && k + 1 < sends;
             SendRecord {
                 at: first + Duration::from_millis(2_000 * k as u64),
                 leader: leader.identity,
                 addr: leader.tpu_quic,
-                error: ((id + k as u64).is_multiple_of(err_every) && k + 1 < sends)
-                    .then(|| "stream stopped by peer (throttled)".to_string()),
+                outcome: Some(if throttled {
+                    StreamOutcome::Throttled
+                } else {
+                    StreamOutcome::Accepted
+                }),
+                ack_ms: Some(2 + mix(id + k as u64) % 5),
+                error: throttled.then(|| "stream stopped by peer (throttled)".to_string()),
             }
         })
         .collect();
@@ -246,7 +287,10 @@ fn tx(id: u64, n: u64, state: TxState, leaders: &[LeaderView], elapsed: Duration
         // Every fifth is a blockhash from a file the cluster never named: an upper bound.
         last_valid_exact: id % 5 != 4,
         durable_nonce: false,
+        cu_price: Some(1_000_000),
+        cu_limit: Some(1_000),
         last_leader: send_log.last().map(|s| s.leader),
+        landed_leader: landed_slot.and_then(|_| send_log.last().map(|s| s.leader)),
         last_error,
         sent_to: Arc::new(sent_to),
         send_log: Arc::new(send_log),
@@ -301,6 +345,8 @@ fn build(n: usize, finished: bool, run: RunState) -> Snapshot {
             history: Arc::new(history(ELAPSED_MS / 1_000, 100)),
         },
         counts,
+        acks: acks(counts.streams.sent),
+        leader_totals: Arc::new(totals(&leaders)),
         leaders: Arc::new(leaders),
         txs,
         queues,
@@ -331,6 +377,8 @@ pub fn empty() -> Snapshot {
         txs: Vector::new(),
         queues: Default::default(),
         latency: LatencyView::default(),
+        acks: LatencyView::default(),
+        leader_totals: Arc::new(Vec::new()),
         phase: None,
     }
 }
@@ -444,6 +492,7 @@ pub fn extreme() -> Snapshot {
         p99: Some(Duration::MAX),
         histogram: Arc::new(vec![u64::MAX; 40]),
         bounds_ms: Arc::new(vec![u64::MAX]),
+        sum_ms: u64::MAX,
     };
     let mut leaders = (*s.leaders).clone();
     for l in &mut leaders {
