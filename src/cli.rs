@@ -153,6 +153,10 @@ pub enum Command {
     /// through the engine and watched on the dashboard; an interrupted deploy resumes
     #[command(after_help = crate::exit::HELP)]
     Deploy(DeployArgs),
+    /// Open the dashboard on a finished run's report (--report), read-only: queues, leaders,
+    /// latency, and every transaction's detail — to look at a headless run later
+    #[command(after_help = crate::exit::HELP)]
+    View(ViewArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     #[command(after_help = crate::commands::completions::INSTALL)]
     Completions(CompletionsArgs),
@@ -162,6 +166,23 @@ pub enum Command {
     /// Where txpace.toml is, and the settings in force with where each comes from
     #[command(subcommand)]
     Config(ConfigCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ViewArgs {
+    /// A report written by `send --report` or `demo --report`, or a deploy's report (one
+    /// phase at a time, see --phase)
+    #[arg(value_hint = ValueHint::FilePath)]
+    pub report: PathBuf,
+    /// Which phase of a deploy's report to show [default: the writes, else the last phase]
+    #[arg(long, value_name = "NAME")]
+    pub phase: Option<String>,
+    /// Dashboard colors [default: auto, or txpace.toml's theme]
+    #[arg(long, value_enum)]
+    pub theme: Option<crate::ui::theme::ThemeName>,
+    /// Leave the mouse to the terminal
+    #[arg(long)]
+    pub no_mouse: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -387,6 +408,24 @@ pub struct SendOpts {
     /// Write a JSON report of the run and of every transaction here
     #[arg(long, value_name = "PATH", value_hint = ValueHint::FilePath)]
     pub report: Option<PathBuf>,
+    /// Put every stream of every transaction in the report (time, leader, TPU, outcome,
+    /// acknowledgement time): larger, for looking into why something did not land
+    #[arg(long)]
+    pub report_sends: bool,
+    /// Serve Prometheus metrics of the run at http://ADDR/metrics while it goes on, e.g.
+    /// 127.0.0.1:9464 (port 0 picks a free port and prints it)
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
+    /// After the run, keep serving --metrics this many seconds (at most 3600) so a scraper
+    /// collects the final figures; Ctrl-C ends it sooner
+    #[arg(long, value_name = "SECS", default_value_t = 0.0, requires = "metrics",
+          allow_negative_numbers = true, value_parser = numeric::linger)]
+    pub metrics_linger: f64,
+    /// Stream the run as NDJSON to PATH, or `-` for standard output (not with the dashboard
+    /// or --output json): a line per state change of a transaction and per stream to a
+    /// leader, with its outcome and acknowledgement time
+    #[arg(long, value_name = "PATH|-", value_hint = ValueHint::FilePath)]
+    pub events: Option<PathBuf>,
     /// Close the dashboard by itself when every transaction is final
     #[arg(long)]
     pub exit_when_done: bool,
@@ -419,6 +458,17 @@ pub struct SendArgs {
     /// Send the valid transactions and list the invalid ones in the report, instead of refusing
     #[arg(long)]
     pub skip_invalid: bool,
+    /// Check the batch against the cluster before sending (the default): blockhashes still
+    /// valid, fee payers able to pay, durable nonces current, a sample simulated as signed, and
+    /// the price against recent fees. A fatal finding refuses the run (exit 2) unless --force
+    #[arg(long, overrides_with = "no_preflight")]
+    pub preflight: bool,
+    /// Send without the preflight checks
+    #[arg(long, overrides_with = "preflight")]
+    pub no_preflight: bool,
+    /// Send even when preflight finds transactions that cannot land as signed
+    #[arg(long)]
+    pub force: bool,
     /// Keep this run's journal here [default: `journals/` in the data directory, named after the
     /// first input file and a hash of the transactions]. Every send and outcome is journaled,
     /// synced to disk at least once a second, so a run that was killed can be resumed
@@ -550,6 +600,8 @@ pub mod numeric {
     pub const SEND_TIMEOUT_S: std::ops::RangeInclusive<f64> = 0.05..=600.0;
     /// `--deadline`: positive, at most a year (it must fit a `Duration` with room to add).
     pub const MAX_DEADLINE_S: f64 = 365.0 * 24.0 * 3600.0;
+    /// `--metrics-linger`: up to an hour, several scrape intervals of any setup.
+    pub const MAX_LINGER_S: f64 = 3600.0;
 
     /// A finite, non-negative number of seconds.
     fn seconds(s: &str) -> Result<f64, String> {
@@ -576,6 +628,16 @@ pub mod numeric {
                 "{s:?} is out of range: give {} to {} seconds",
                 SEND_TIMEOUT_S.start(),
                 SEND_TIMEOUT_S.end()
+            ));
+        }
+        Ok(v)
+    }
+
+    pub fn linger(s: &str) -> Result<f64, String> {
+        let v = seconds(s)?;
+        if v > MAX_LINGER_S {
+            return Err(format!(
+                "{s:?} is out of range: give 0 to {MAX_LINGER_S} seconds"
             ));
         }
         Ok(v)

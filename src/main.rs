@@ -45,6 +45,7 @@ fn run(mut cli: Cli, matches: &clap::ArgMatches) -> anyhow::Result<u8> {
         Command::Demo(args) => commands::demo::run(&cli.global, args),
         Command::Deploy(args) => commands::deploy::run(&cli.global, args),
         Command::Config(cmd) => commands::config::run(&cmd, &cli.global, matches, &settings),
+        Command::View(args) => commands::view::run(args, &settings),
         Command::Completions(_) | Command::Man(_) => Ok(exit::OK),
     }
 }

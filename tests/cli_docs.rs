@@ -17,12 +17,13 @@ fn stdout(out: &Output) -> String {
 }
 
 /// Every command and a flag of each, which a completion script or man page must know.
-const COMMANDS: [&str; 8] = [
+const COMMANDS: [&str; 9] = [
     "inspect",
     "gen",
     "send",
     "demo",
     "deploy",
+    "view",
     "completions",
     "man",
     "config",

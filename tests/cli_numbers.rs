@@ -49,6 +49,10 @@ fn cases() -> Vec<Case> {
             flags: &SEND_FLAGS,
         },
         Case {
+            base: &["send", "never-read.b64", "--metrics", "127.0.0.1:0"],
+            flags: &["--metrics-linger"],
+        },
+        Case {
             base: &["demo"],
             flags: &[
                 "--count",

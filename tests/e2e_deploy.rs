@@ -292,9 +292,48 @@ fn deploys_upgrades_resumes_and_closes_on_a_real_validator() {
     let auth_path = d1.join("auth.json");
     write_keypair_file(&auth, &auth_path).expect("authority keypair");
     let so = copy_program(d1, "token.so", &token);
-    let (out, report) = deploy(&v, d1, &[&so, "--upgrade-authority", "auth.json"], 0);
+    let (out, report) = deploy(
+        &v,
+        d1,
+        &[
+            &so,
+            "--upgrade-authority",
+            "auth.json",
+            "--events",
+            "events.ndjson",
+        ],
+        0,
+    );
     let report = report.expect("a report");
     assert_eq!(report["outcome"], "deployed", "{report:#}");
+    // --events across the phases: one line per stream, named by phase, as each phase's report
+    // counts them, on one clock.
+    let events: Vec<Value> = std::fs::read_to_string(d1.join("events.ndjson"))
+        .expect("events file")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let mut t = 0;
+    for e in &events {
+        let now = e["t_ms"].as_u64().expect("t_ms");
+        assert!(
+            now + 1_000 >= t,
+            "events go forward in time (within a writer's batch): {e}"
+        );
+        t = t.max(now);
+    }
+    for name in ["buffer", "writes", "deploy"] {
+        let sends = events
+            .iter()
+            .filter(|e| e["event"] == "send" && e["phase"] == name)
+            .count() as u64;
+        assert_eq!(
+            Some(sends),
+            phase(&report, name)["report"]["summary"]["streams"]["sent"].as_u64(),
+            "{name}"
+        );
+    }
+    assert!(String::from_utf8_lossy(&out.stdout).contains("events: events.ndjson"));
     let program_id =
         Pubkey::from_str(report["program_id"].as_str().expect("program_id")).expect("a program id");
     let saved = read_keypair_file(d1.join("token-keypair.json")).expect("program keypair saved");

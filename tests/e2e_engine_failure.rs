@@ -62,7 +62,15 @@ fn headless(dir: &Path, file: &Path) {
     let started = Instant::now();
     let out = txpace(dir)
         .env("XDG_DATA_HOME", dir)
-        .args(["send", "--no-tui", "--url", &dead_rpc(), "--report"])
+        // Preflight would refuse the dead RPC up front: this is about the engine's own failure.
+        .args([
+            "send",
+            "--no-tui",
+            "--no-preflight",
+            "--url",
+            &dead_rpc(),
+            "--report",
+        ])
         .arg(&report)
         .arg(file)
         .output()
@@ -89,6 +97,7 @@ fn dashboard(dir: &Path, file: &Path) {
         dir,
         &[
             "send",
+            "--no-preflight",
             "--url",
             &url,
             "--report",

@@ -175,14 +175,40 @@ fn send_headless_with_a_keyed_url(v: &LocalValidator, refused: &str) {
     );
     assert_private(&files);
 
-    // Refused: the RPC and websocket errors are reported, redacted, until SIGTERM ends the run.
+    // Refused before anything is sent: preflight's RPC error names the endpoint, redacted,
+    // and the run ends as a runtime error.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = generate(v, dir.path(), "p.b64", 5);
+    let out = run_expect(
+        txpace(dir.path())
+            .env("XDG_DATA_HOME", dir.path())
+            .args(["send", "--no-tui", "--url", &keyed(refused)])
+            .arg(&file),
+        3,
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("preflight") && stderr.contains(&shown(refused)),
+        "preflight's error names the endpoint redacted:\n{}",
+        show(&out)
+    );
+    assert_no_key_anywhere(&text(&out.stdout), &stderr, dir.path());
+
+    // Refused while running: the engine's RPC and websocket errors are reported, redacted,
+    // until SIGTERM ends the run.
     let dir = tempfile::tempdir().expect("tempdir");
     let file = generate(v, dir.path(), "r.b64", 5);
     let report = dir.path().join("report.json");
     let child = txpace(dir.path())
         .env("RUST_LOG", "debug")
         .env("XDG_DATA_HOME", dir.path())
-        .args(["send", "--no-tui", "--url", &keyed(refused)])
+        .args([
+            "send",
+            "--no-tui",
+            "--no-preflight",
+            "--url",
+            &keyed(refused),
+        ])
         .arg("--report")
         .arg(&report)
         .arg(&file)
@@ -219,8 +245,11 @@ fn send_on_the_dashboard_with_a_keyed_url(v: &LocalValidator, refused: &str) {
         let file = generate(v, dir.path(), "d.b64", 30);
         let report = dir.path().join("report.json");
         let (rpc_arg, ws_arg) = (keyed(&rpc), keyed(&ws));
+        // The engine's own error reporting is under test: preflight would stop a refused run
+        // before the dashboard opens.
         let args = [
             "send",
+            "--no-preflight",
             "--rate",
             "50",
             "--url",

@@ -18,7 +18,8 @@ use txpace::engine::{
 /// Every state change arrives as an event, chained (each starts where the last ended) and
 /// ending in the final state; every finished stream arrives once, with its leader, send
 /// number and acknowledgement time; per-leader tallies of the events equal the run's own; and
-/// every landing names the schedule's leader of its slot, one it was sent to.
+/// every landing names the schedule's leader of its slot, one it was sent to; and the recent
+/// fees the cluster reported are in the snapshot, against the batch's price.
 #[tokio::test(start_paused = true)]
 async fn events_and_leader_figures_match_the_run_and_the_cluster() {
     let ls = leaders(3);
@@ -26,8 +27,10 @@ async fn events_and_leader_figures_match_the_run_and_the_cluster() {
     // One leader throttles part of what it gets, so the outcomes are not all alike.
     let throttler = cluster.addr_of(&ls[1]).expect("address");
     cluster.set_stream_limit(throttler, Some(40));
+    cluster.set_recent_fees(vec![300, 100, 200, 0]);
     let txs = cluster.transactions(400, unique_hash());
     let mut cfg = config(100.0);
+    cfg.fee_accounts = vec![solana_pubkey::Pubkey::new_unique()];
     let (events_tx, mut events_rx) = mpsc::unbounded_channel();
     cfg.events = Some(events_tx);
     let out = start(&cluster, cfg, txs).task.await.expect("engine");
@@ -38,6 +41,12 @@ async fn events_and_leader_figures_match_the_run_and_the_cluster() {
     }
 
     let snap = &out.snapshot;
+    // Recent fees were watched: sorted, against the batch's median price (none set: 0).
+    let fees = snap.cluster.fees.as_ref().expect("recent fees known");
+    assert_eq!(*fees.recent, vec![0, 100, 200, 300]);
+    assert_eq!(fees.batch_price, 0);
+    assert_eq!(fees.rank(fees.batch_price), 25);
+    assert!(fees.below_median());
     let mut last_state: HashMap<u32, TxState> = HashMap::new();
     let mut per_leader: HashMap<_, StreamCounts> = HashMap::new();
     let mut streams = 0u64;

@@ -420,3 +420,30 @@ fn never_panics_at_any_size_or_content() {
         }
     }
 }
+
+/// `txpace view`: a finished run's report, read back, draws as the run did when it ended.
+#[test]
+fn viewed_report() {
+    let run = fixtures::done(300);
+    let outcome = txpace::engine::RunOutcome {
+        commitments: vec![None; run.txs.len()],
+        snapshot: Arc::new(run.clone()),
+    };
+    let report = txpace::report::Report::new(&outcome, &[]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("report.json");
+    report.write(&path).expect("write");
+    let (back, _) = txpace::report::load(&path, None).expect("load");
+    let text = fixtures::render_text(
+        &App::new("view report.json (read-only)", false),
+        &back,
+        W,
+        H,
+    );
+    assert!(text.contains("DONE"));
+    assert!(
+        text.contains(&format!("Confirmed {}", run.counts.confirmed)),
+        "{text}"
+    );
+    insta::assert_snapshot!(text);
+}

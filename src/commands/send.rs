@@ -1,7 +1,12 @@
 //! `txpace send FILE...`: validate everything, then pace it onto the cluster over QUIC, with the
 //! dashboard on a terminal or progress lines without one, and a JSON report at the end.
 
-use std::{io::IsTerminal, path::PathBuf, sync::Arc, time::Duration};
+use std::{
+    io::IsTerminal,
+    path::PathBuf,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use anyhow::{Context, Result};
 use solana_keypair::Keypair;
@@ -22,9 +27,11 @@ use crate::{
         slots::spawn_slot_feed,
         snapshot::{RateTarget, Snapshot},
     },
+    events::{EventStream, EventTap, EventsTarget},
     exit, headless,
     journal::{self, Header, Ident, Inputs, JournalFile, WriterHandle},
     logging,
+    metrics::MetricsListener,
     redact::redact_url,
     report::{self, Report},
     signer::read_signer,
@@ -71,6 +78,11 @@ pub fn run(global: &GlobalOpts, args: SendArgs) -> Result<u8> {
         return Ok(exit::USAGE);
     }
     let resolved = config::resolve(&global.to_args(None)).map_err(exit::usage)?;
+    if !args.no_preflight
+        && let Some(code) = preflight(&args, &resolved, &loaded.valid)?
+    {
+        return Ok(code);
+    }
     let journal = match open_journal(&args, &loaded.valid, &redact_url(&resolved.rpc_url)) {
         Ok(j) => j,
         Err(refusal) => {
@@ -97,6 +109,35 @@ pub fn run(global: &GlobalOpts, args: SendArgs) -> Result<u8> {
         },
         Some(journal),
     )
+}
+
+/// How long one preflight RPC call may take.
+const PREFLIGHT_RPC_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Runs the preflight checks and prints their table on standard error; `Some(exit code)` when
+/// a fatal finding refuses the run. An RPC that does not answer is a runtime error (exit 3).
+fn preflight(args: &SendArgs, resolved: &Resolved, txs: &[LoadedTx]) -> Result<Option<u8>> {
+    let rpc = solana_rpc_client::rpc_client::RpcClient::new_with_timeout(
+        resolved.rpc_url.clone(),
+        PREFLIGHT_RPC_TIMEOUT,
+    );
+    let findings = crate::preflight::check(&rpc, txs, args.resume)?;
+    eprint!(
+        "{}",
+        crate::redact::scrub(crate::preflight::table(&findings))
+    );
+    if crate::preflight::worst(&findings) < crate::preflight::Severity::Fatal {
+        return Ok(None);
+    }
+    if args.force {
+        eprintln!("preflight: sending anyway (--force)");
+        return Ok(None);
+    }
+    eprintln!(
+        "preflight: nothing was sent: transactions cannot land as signed (--force sends anyway, \
+         --no-preflight skips the checks)"
+    );
+    Ok(Some(exit::USAGE))
 }
 
 /// The journal a run writes, and what it already knew when the run resumes one.
@@ -236,16 +277,51 @@ pub struct Session {
     pub rt: tokio::runtime::Runtime,
     /// Set when a headless run was ended by Ctrl-C or SIGTERM (exit 130).
     pub interrupted: Arc<std::sync::atomic::AtomicBool>,
+    /// `--metrics`: bound before anything is sent, served once the run's snapshots exist.
+    metrics: Mutex<Option<MetricsListener>>,
+    metrics_addr: Option<std::net::SocketAddr>,
+    /// `--events`, until the run has ended.
+    events: Mutex<Option<EventStream>>,
+    events_on_stdout: bool,
 }
 
 impl Session {
-    /// `kind` names the log file (`send-…log`, `deploy-…log`).
-    pub fn start(opts: &SendOpts, kind: &str) -> Result<Self> {
+    /// `kind` names the log file (`send-…log`, `deploy-…log`). `--metrics` and `--events` are
+    /// set up here, before anything is sent, so a taken port or an unwritable path is refused
+    /// up front (exit 2).
+    pub fn start(opts: &SendOpts, kind: &str, output: OutputMode) -> Result<Self> {
         let identity = match &opts.identity {
             Some(path) => read_signer(path, "identity").map_err(exit::usage)?,
             None => Keypair::new(),
         };
         let tui = !opts.no_tui && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+        let events_target = opts.events.as_deref().map(EventsTarget::parse);
+        if events_target == Some(EventsTarget::Stdout) {
+            if tui {
+                return Err(exit::usage(anyhow::anyhow!(
+                    "--events - writes to standard output, where the dashboard is drawn: \
+                     pass --no-tui, or give --events a file path"
+                )));
+            }
+            if output.is_json() {
+                return Err(exit::usage(anyhow::anyhow!(
+                    "--events - and --output json both want standard output: give --events a \
+                     file path"
+                )));
+            }
+        }
+        let metrics = opts
+            .metrics
+            .map(MetricsListener::bind)
+            .transpose()
+            .map_err(exit::usage)?;
+        if let Some(m) = &metrics {
+            eprintln!("metrics: http://{}/metrics", m.local_addr());
+        }
+        let events = events_target
+            .map(EventStream::open)
+            .transpose()
+            .map_err(exit::usage)?;
         let output = if tui {
             logging::Output::Dashboard
         } else {
@@ -266,7 +342,66 @@ impl Session {
             log_file,
             rt,
             interrupted: Arc::default(),
+            events_on_stdout: events
+                .as_ref()
+                .is_some_and(|e| *e.target() == EventsTarget::Stdout),
+            metrics_addr: metrics.as_ref().map(MetricsListener::local_addr),
+            metrics: Mutex::new(metrics),
+            events: Mutex::new(events),
         })
+    }
+
+    /// `--metrics-linger`: keeps serving the final figures for `secs` after the run, so a
+    /// scraper collects them; Ctrl-C or SIGTERM ends the wait.
+    pub fn linger_metrics(&self, secs: f64) {
+        let Some(addr) = self.metrics_addr else {
+            return;
+        };
+        if secs <= 0.0 {
+            return;
+        }
+        eprintln!(
+            "metrics: serving the final figures at http://{addr}/metrics for {secs} s (Ctrl-C ends it)"
+        );
+        let wait = Duration::from_secs_f64(secs.clamp(0.0, 3_600.0));
+        self.rt.block_on(async {
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = stop_on_signal() => {}
+            }
+        });
+    }
+
+    /// What makes `--events` channels for engines, when the run streams events.
+    pub fn event_tap(&self) -> Option<EventTap> {
+        lock(&self.events).as_ref().map(EventStream::tap)
+    }
+
+    /// `--events -`: standard output carries the event lines, so lines for people go to
+    /// standard error.
+    pub fn events_on_stdout(&self) -> bool {
+        self.events_on_stdout
+    }
+
+    /// Waits for the `--events` writer (every engine must have ended) and names the file for
+    /// the closing lines. A failure is a warning: the run's outcome does not depend on it.
+    pub fn finish_events(&self) -> Option<String> {
+        let events = lock(&self.events).take()?;
+        let target = events.target().clone();
+        match (events.finish(), target) {
+            (Err(e), _) => {
+                eprintln!("warning: {e:#}");
+                None
+            }
+            (Ok(n), EventsTarget::File(path)) => {
+                log::info!("events: {n} lines to {}", path.display());
+                Some(format!("events: {}", path.display()))
+            }
+            (Ok(n), EventsTarget::Stdout) => {
+                log::info!("events: {n} lines to standard output");
+                None
+            }
+        }
     }
 
     /// Shows `snapshots` on the dashboard or as progress lines until `task` ends, and returns
@@ -280,6 +415,10 @@ impl Session {
         commands: mpsc::UnboundedSender<Command>,
         task: JoinHandle<T>,
     ) -> Result<T> {
+        if let Some(m) = lock(&self.metrics).take() {
+            let _entered = self.rt.enter();
+            m.serve(snapshots.clone())?;
+        }
         let rt = &self.rt;
         if self.tui {
             let ui_opts = ui::UiOptions {
@@ -298,13 +437,16 @@ impl Session {
         } else {
             let progress = rt.spawn(headless::print_progress(snapshots, Duration::from_secs(1)));
             let interrupted = self.interrupted.clone();
-            rt.spawn(async move {
+            let on_signal = rt.spawn(async move {
                 stop_on_signal().await;
                 interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
                 log::warn!("interrupted: stopping");
                 let _ = commands.send(Command::Stop);
             });
-            let out = rt.block_on(task).context("engine task")?;
+            let out = rt.block_on(task).context("engine task");
+            // A signal after the run (ending --metrics-linger, say) interrupts nothing.
+            on_signal.abort();
+            let out = out?;
             let _ = rt.block_on(progress);
             Ok(out)
         }
@@ -317,7 +459,7 @@ pub fn run_engine(spec: RunSpec) -> Result<u8> {
 
 /// [`run_engine`], journaling every fact and starting from what `journal` already knew.
 pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Result<u8> {
-    let session = Session::start(&spec.opts, "send")?;
+    let session = Session::start(&spec.opts, "send", spec.output)?;
     let identity = &session.identity;
     let mut cfg = engine_config(&spec.resolved, &spec.opts, identity);
     if !session.tui {
@@ -331,8 +473,9 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
         identity.pubkey(),
         headless::target_label(cfg.rate, 0.0)
     );
-    let rt = &session.rt;
-    let entered = rt.enter();
+    let entered = session.rt.enter();
+    cfg.events = session.event_tap().map(|t| t.engine_channel(None));
+    cfg.fee_accounts = crate::fees::most_written(&spec.txs);
     let transport = QuicTransport::new(identity).context("setting up QUIC")?;
     let chain = RpcChain::new(&spec.resolved.rpc_url);
     let feed = spawn_slot_feed(spec.resolved.ws_url.clone());
@@ -364,21 +507,28 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
         handle.commands,
         handle.task,
     );
-    // `watch` returns once the engine has ended, dropping its fact sender: the journal gets the
-    // last facts even when the dashboard or the engine failed.
+    // `watch` returns once the engine has ended, dropping its fact and event senders: the
+    // journal and the event stream get the last ones even when the dashboard or the engine
+    // failed.
     finish_journal(writer);
+    let events_file = session.finish_events();
     let outcome: RunOutcome = watched?;
     drop(entered);
-    let report = Report::new(&outcome, &spec.skipped);
+    let mut report = Report::new(&outcome, &spec.skipped);
+    if spec.opts.report_sends {
+        report.add_streams(&outcome);
+    }
     if let Some(path) = &spec.opts.report {
         report.write(path)?;
         log::info!("report written to {}", path.display());
     }
+    // Standard output carries data (the report, or the event lines): people's lines go aside.
     let json = spec.output.is_json();
+    let aside = json || session.events_on_stdout();
     if json {
         report::print_json(&report, spec.output == OutputMode::JsonCompact)?;
     } else {
-        println!("{}", headless::summary_text(&report));
+        print_aside(aside, &headless::summary_text(&report));
     }
     let files = [
         ("report", spec.opts.report.as_deref()),
@@ -387,8 +537,11 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
     ];
     for (name, path) in files {
         if let Some(path) = path {
-            print_aside(json, &format!("{name}: {}", path.display()));
+            print_aside(aside, &format!("{name}: {}", path.display()));
         }
+    }
+    if let Some(line) = events_file {
+        print_aside(aside, &line);
     }
     if let Some(why) = &report.summary.error {
         eprintln!("error: {why}");
@@ -399,6 +552,7 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
     {
         eprintln!("{unfinished} transactions are unfinished; continue with:\n  {hint}");
     }
+    session.linger_metrics(spec.opts.metrics_linger);
     log::logger().flush();
     session.rt.shutdown_timeout(Duration::from_millis(200));
     if session
@@ -411,7 +565,11 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
     Ok(report.exit_code())
 }
 
-/// Ctrl-C or SIGTERM.
+/// A poisoned lock still holds a usable value: nothing here is left half-changed.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// A line for people: on standard output, or on standard error when standard output carries
 /// `--output json`.
 pub fn print_aside(json: bool, line: &str) {
@@ -422,6 +580,7 @@ pub fn print_aside(json: bool, line: &str) {
     }
 }
 
+/// Ctrl-C or SIGTERM.
 pub async fn stop_on_signal() {
     let term = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {

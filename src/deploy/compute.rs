@@ -15,6 +15,8 @@ use solana_pubkey::Pubkey;
 use solana_rpc_client::rpc_client::RpcClient;
 use solana_rpc_client_api::client_error::Error as ClientError;
 
+use crate::fees::percentile;
+
 /// The most compute units a transaction may ask for.
 pub const MAX_UNIT_LIMIT: u32 = 1_400_000;
 /// Units a transaction is allotted per instruction when it sets no limit.
@@ -102,29 +104,6 @@ pub fn limit_for(units: u64) -> u32 {
         .min(MAX_UNIT_LIMIT)
 }
 
-/// Where `price` sits among `fees`: the share of them (in percent, rounded down) it is at
-/// least as high as — "p35" pays at least what 35 % of recent slots charged. 100 for no
-/// samples.
-pub fn rank(fees: &[u64], price: u64) -> u8 {
-    if fees.is_empty() {
-        return 100;
-    }
-    let covered = fees.iter().filter(|f| **f <= price).count();
-    (covered * 100 / fees.len()) as u8
-}
-
-/// The `p`-th percentile (nearest rank) of `fees`; 0 for no samples.
-pub fn percentile(fees: &[u64], p: u8) -> u64 {
-    if fees.is_empty() {
-        return 0;
-    }
-    let mut sorted = fees.to_vec();
-    sorted.sort_unstable();
-    let p = usize::from(p.min(100));
-    let rank = (p * sorted.len()).div_ceil(100).max(1);
-    sorted[rank - 1]
-}
-
 /// `--with-compute-unit-price auto`: the `p`-th percentile of what the cluster's recent slots
 /// charged for writing `written` (`getRecentPrioritizationFees`), and where it came from.
 pub fn recent_price(
@@ -149,15 +128,6 @@ pub fn recent_price(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_rank_is_the_share_of_fees_a_price_covers() {
-        let fees = [0, 10, 20, 30, 40, 50, 60, 70, 80, 90];
-        assert_eq!(rank(&fees, 0), 10);
-        assert_eq!(rank(&fees, 35), 40);
-        assert_eq!(rank(&fees, 1_000), 100);
-        assert_eq!(rank(&[], 5), 100);
-    }
 
     #[test]
     fn no_budget_adds_nothing_and_costs_nothing() {
@@ -211,16 +181,5 @@ mod tests {
         assert_eq!(priority_fee(u64::MAX, MAX_UNIT_LIMIT), u64::MAX);
         assert_eq!(limit_for(2_000), 3_200);
         assert_eq!(limit_for(u64::MAX), MAX_UNIT_LIMIT);
-    }
-
-    #[test]
-    fn percentiles_by_nearest_rank() {
-        assert_eq!(percentile(&[], 75), 0);
-        let fees = [0, 0, 10, 20, 30, 40, 50, 60, 70, 1_000];
-        assert_eq!(percentile(&fees, 0), 0);
-        assert_eq!(percentile(&fees, 50), 30);
-        assert_eq!(percentile(&fees, 75), 60);
-        assert_eq!(percentile(&fees, 100), 1_000);
-        assert_eq!(percentile(&[5], 75), 5);
     }
 }

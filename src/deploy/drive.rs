@@ -29,6 +29,7 @@ use crate::engine::{
     slots::spawn_slot_feed,
     snapshot::RunState,
 };
+use crate::events::EventTap;
 
 /// Everything a deploy needs once it is planned.
 pub struct Deploy {
@@ -60,6 +61,8 @@ pub struct Cluster {
     pub transport: Arc<dyn Transport>,
     /// Websocket for the slot feed; `None` polls `getSlot`.
     pub ws_url: Option<String>,
+    /// `--events`: each phase's engine streams its events here, named by phase.
+    pub events: Option<EventTap>,
     pub rpc: Arc<RpcClient>,
 }
 
@@ -141,6 +144,8 @@ async fn run_phases(
         let loaded = job.txs.sign_all(blockhash)?;
         let mut cfg = c.engine.clone();
         cfg.resigner = Some(Arc::new(job.txs));
+        cfg.events = c.events.as_ref().map(|t| t.engine_channel(Some(job.name)));
+        cfg.fee_accounts = crate::fees::most_written(&loaded);
         let feed = c.ws_url.clone().map(spawn_slot_feed);
         log::info!("{} phase: {} transactions", job.name, loaded.len());
         let handle = engine::spawn(cfg, loaded, c.chain.clone(), c.transport.clone(), feed);

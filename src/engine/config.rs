@@ -45,6 +45,9 @@ pub struct EngineConfig {
     pub journal_failure: Option<Arc<OnceLock<String>>>,
     /// `--events`: every state change and stream outcome, as it happens.
     pub events: Option<mpsc::UnboundedSender<RunEvent>>,
+    /// The accounts the batch writes most (at most 128): recent fees for them are watched
+    /// during the run. Empty: not watched.
+    pub fee_accounts: Vec<Pubkey>,
     /// Signs expired transactions again (deploys, where txpace holds the signers).
     pub resigner: Option<Arc<dyn Resigner>>,
 }
@@ -74,6 +77,7 @@ impl EngineConfig {
             facts: None,
             journal_failure: None,
             events: None,
+            fee_accounts: Vec::new(),
             resigner: None,
         }
     }

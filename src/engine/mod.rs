@@ -23,6 +23,7 @@ mod event;
 pub mod expiry;
 mod fact;
 mod facts;
+mod fee_watch;
 pub mod leaders;
 pub mod lifecycle;
 pub mod maxrate;

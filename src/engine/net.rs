@@ -76,6 +76,12 @@ pub trait Chain: Send + Sync + 'static {
     fn latest_blockhash(&self) -> BoxFuture<'static, Result<(Hash, u64), ChainError>>;
     /// Whether `identity` has stake (for the header); `None` when unknown.
     fn is_staked(&self, identity: Pubkey) -> BoxFuture<'static, Result<bool, ChainError>>;
+    /// What recent slots charged, in micro-lamports per compute unit, to write all of
+    /// `accounts` (`getRecentPrioritizationFees`), one figure per slot.
+    fn recent_fees(
+        &self,
+        accounts: Vec<Pubkey>,
+    ) -> BoxFuture<'static, Result<Vec<u64>, ChainError>>;
 }
 
 /// Why a send did not reach the leader. Each kind backs the leader off in its own way (see
@@ -110,7 +116,7 @@ impl SendError {
 }
 
 /// What became of one stream to one leader: the unit of the per-leader figures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StreamOutcome {
     /// The server acknowledged the whole stream.

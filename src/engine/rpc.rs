@@ -188,6 +188,20 @@ impl Chain for RpcChain {
                 .any(|a| a.node_pubkey == id && a.activated_stake > 0))
         })
     }
+
+    fn recent_fees(
+        &self,
+        accounts: Vec<Pubkey>,
+    ) -> BoxFuture<'static, Result<Vec<u64>, ChainError>> {
+        self.call(move |c, s| async move {
+            Ok(c.get_recent_prioritization_fees(&accounts)
+                .await
+                .map_err(|e| s.err("getRecentPrioritizationFees", e))?
+                .iter()
+                .map(|f| f.prioritization_fee)
+                .collect())
+        })
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@
 //!  ──────────────────────────────────────────────────────────────────────────────
 //!   leaves, which the modules above import and which import none of them:
 //!   update ─► net     store ─► lifecycle, snapshot, event     leaders ─► net, snapshot
+//!   fee_watch ─► net, snapshot, update (sync's: recent fees for the header)
 //!   meter ─► distribution ─► snapshot     command ─► snapshot
 //!   config ─► event, fact, snapshot     event ─► lifecycle, net     fact     outcome ─► snapshot
 //! ```
@@ -99,6 +100,7 @@ impl Engine {
         let confirmer = Confirmer::new(&cfg, &txs, start);
         let dispatcher =
             Dispatcher::new(&cfg, txs.len(), transport.clone(), updates.clone(), start);
+        let batch_price = crate::fees::median_price(&txs);
         let mut store = TxStore::new(txs, start);
         if let Some(events) = cfg.events.clone() {
             store.set_events(events);
@@ -107,7 +109,7 @@ impl Engine {
             store,
             leaders: LeaderBook::new(cfg.fanout, cfg.pinned_tpu),
             meter: Meter::default(),
-            sync: ChainSync::new(&cfg, chain, updates, start),
+            sync: ChainSync::new(&cfg, chain, updates, start, batch_price),
             confirmer,
             dispatcher,
             facts: FactSink::new(&cfg),
@@ -394,6 +396,7 @@ impl Engine {
                 staked: self.sync.staked(),
                 health: self.sync.health().cloned(),
                 slot_feed_live: self.sync.feed_live(now),
+                fees: self.sync.fees(),
             },
             rate: RateView {
                 target: self.dispatcher.target(),

@@ -64,6 +64,8 @@ struct State {
     fates: HashMap<Signature, Fate>,
     sends_seen: HashMap<Signature, u32>,
     landed: HashMap<Signature, (u64, Option<String>)>,
+    /// What `getRecentPrioritizationFees` answers, one figure per slot.
+    recent_fees: Vec<u64>,
     /// Blockhash → last valid block height; hashes not listed never expire.
     blockhashes: HashMap<Hash, u64>,
     tx_hash: HashMap<Signature, Hash>,
@@ -165,6 +167,11 @@ impl SimCluster {
     /// Registers a transaction made outside [`Self::transactions`] (a re-signing) on `hash`.
     pub fn register(&self, sig: Signature, hash: Hash) {
         self.lock().tx_hash.insert(sig, hash);
+    }
+
+    /// Scripts what recent slots charged (`getRecentPrioritizationFees`).
+    pub fn set_recent_fees(&self, fees: Vec<u64>) {
+        self.lock().recent_fees = fees;
     }
 
     pub fn set_throttling(&self, addr: SocketAddr, on: bool) {
@@ -427,6 +434,15 @@ impl Chain for SimCluster {
 
     fn is_staked(&self, _identity: Pubkey) -> BoxFuture<'static, Result<bool, ChainError>> {
         self.rpc("getVoteAccounts", |_| false)
+    }
+
+    fn recent_fees(
+        &self,
+        _accounts: Vec<Pubkey>,
+    ) -> BoxFuture<'static, Result<Vec<u64>, ChainError>> {
+        self.rpc("getRecentPrioritizationFees", |c| {
+            c.lock().recent_fees.clone()
+        })
     }
 }
 

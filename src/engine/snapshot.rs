@@ -131,7 +131,7 @@ pub struct LeaderView {
 
 /// Streams to leaders — one per transaction send per leader it went to — and what became of
 /// them. "Sent" minus the outcomes is what is still in flight.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct StreamCounts {
     pub sent: u64,
     pub accepted: u64,
@@ -368,6 +368,34 @@ pub struct ClusterView {
     /// Slots are arriving over the websocket subscription (otherwise the engine polls
     /// `getSlot`, a slot or so later).
     pub slot_feed_live: bool,
+    /// Where the batch's price sits among recent fees; `None` until the cluster answered.
+    pub fees: Option<FeeView>,
+}
+
+/// What recent slots charged for the accounts the batch writes most, and the batch's own
+/// price, refreshed during the run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FeeView {
+    /// One figure per recent slot, micro-lamports per compute unit, ascending.
+    pub recent: Arc<Vec<u64>>,
+    /// The batch's median compute-unit price.
+    pub batch_price: u64,
+}
+
+impl FeeView {
+    /// Where `price` sits: the share of recent slots (in percent) it pays at least as much as.
+    pub fn rank(&self, price: u64) -> u8 {
+        crate::fees::rank(&self.recent, price)
+    }
+
+    pub fn median(&self) -> u64 {
+        crate::fees::percentile(&self.recent, 50)
+    }
+
+    /// The batch pays less than most recent slots charged.
+    pub fn below_median(&self) -> bool {
+        self.batch_price < self.median()
+    }
 }
 
 /// Where a multi-step job (a program deploy: buffer, writes, deploy) stands, set by the command
@@ -459,6 +487,7 @@ impl Snapshot {
                 staked: None,
                 health: None,
                 slot_feed_live: false,
+                fees: None,
             },
             rate: RateView {
                 target,

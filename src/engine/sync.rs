@@ -11,8 +11,10 @@ use tokio::{sync::mpsc, time::Instant};
 
 use super::{
     config::EngineConfig,
+    fee_watch::FeeWatch,
     leaders::LeaderBook,
     net::{Chain, ChainError, STATUS_BATCH},
+    snapshot::FeeView,
     store::TxStore,
     update::{ChainFact, ChainUpdate, Update},
 };
@@ -62,6 +64,7 @@ pub(super) struct ChainSync {
     inflight: Inflight,
     nodes_at: Option<Instant>,
     feed_at: Option<Instant>,
+    fees: FeeWatch,
 }
 
 impl ChainSync {
@@ -70,8 +73,10 @@ impl ChainSync {
         chain: Arc<dyn Chain>,
         updates: mpsc::UnboundedSender<Update>,
         start: Instant,
+        batch_price: u64,
     ) -> Self {
         Self {
+            fees: FeeWatch::new(cfg.fee_accounts.clone(), batch_price),
             chain,
             updates,
             identity: cfg.identity,
@@ -98,6 +103,11 @@ impl ChainSync {
 
     pub(super) fn staked(&self) -> Option<bool> {
         self.staked
+    }
+
+    /// Where the batch's price sits among recent fees, once the cluster answered.
+    pub(super) fn fees(&self) -> Option<FeeView> {
+        self.fees.view()
     }
 
     /// Why the RPC is unreachable, while it is.
@@ -176,6 +186,7 @@ impl ChainSync {
             let (c, id) = (c.clone(), self.identity);
             self.spawn(async move { ChainUpdate::Staked(c.is_staked(id).await) });
         }
+        self.fees.poll(now, &self.chain, &self.updates);
         self.request_schedule(leaders);
         // Also with `--tpu`: the node list names whoever is behind the pinned address.
         if !self.inflight.nodes && self.nodes_at.is_none_or(|t| now - t > NODES_REFRESH) {
@@ -276,6 +287,11 @@ impl ChainSync {
         leaders: &mut LeaderBook,
     ) -> Option<ChainFact> {
         let result: Result<Option<ChainFact>, ChainError> = match update {
+            // Not a health signal: some nodes refuse this call and are fine otherwise.
+            ChainUpdate::Fees(r) => {
+                self.fees.on_answer(r);
+                return None;
+            }
             ChainUpdate::Slot(r) => {
                 self.inflight.slot = false;
                 r.map(|slot| {

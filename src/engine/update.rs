@@ -58,6 +58,8 @@ pub(super) enum ChainUpdate {
         height: u64,
         result: Result<bool, ChainError>,
     },
+    /// What recent slots charged for the batch's most-written accounts.
+    Fees(Result<Vec<u64>, ChainError>),
     /// The finalized bank's view; `final_height` is the finalized height known when asked.
     FinalValidity {
         hash: Hash,

@@ -6,12 +6,13 @@
 //!   │ Origin      txs.b64:13                                                     │
 //!   │ State       resent   first sent +1.200 s   last sent +9.400 s              │
 //!   │ Landed      not yet                                                        │
+//!   │ Price       1,000 µL/CU, limit 1,000 CU · p35 of recent fees (median 800)   │
 //!   │ Expiry      valid through block height 1,350 (150 blocks left)             │
 //!   │ Last error  stream stopped by peer                                         │
 //!   │                                                                            │
 //!   │ Sends (3)                                                                  │
-//!   │   +1.200 s  7Np41oeY…T4K2  127.0.0.1:8009  ok                              │
-//!   │   +5.300 s  GdnSyH3Y…PWrv  127.0.0.1:8010  stream stopped by peer          │
+//!   │   +1.200 s  7Np41oeY…T4K2  127.0.0.1:8009  ok in 2 ms                      │
+//!   │   +5.300 s  GdnSyH3Y…PWrv  127.0.0.1:8010  stream stopped by peer (3 ms)   │
 //!   │ Status history (2)                                                         │
 //!   │   +1.200 s  sent                                                           │
 //!   └──────────────────────────────────────────── ↑↓ scroll · Esc close ────────┘
@@ -30,7 +31,7 @@ use super::{fmt, theme::Theme};
 use crate::engine::snapshot::{Snapshot, TxView};
 
 /// Lines before the send log: fields, a blank line and the "Sends" heading.
-const FIXED_LINES: usize = 8;
+const FIXED_LINES: usize = 9;
 
 /// How many lines the overlay's text has, so scrolling can stop at its end.
 pub fn line_count(tx: &TxView) -> usize {
@@ -108,12 +109,16 @@ fn lines<'a>(tx: &'a TxView, snap: &Snapshot, theme: Theme) -> Vec<Line<'a>> {
             Span::raw(opt_at(tx.last_sent)),
         ],
     ));
-    let landed = match (tx.landed_slot, tx.time_to_land) {
+    let mut landed = match (tx.landed_slot, tx.time_to_land) {
         (Some(slot), Some(t)) => format!("slot {} after {}", fmt::count(slot), fmt::span(t)),
         (Some(slot), None) => format!("slot {}", fmt::count(slot)),
         (None, _) => "not yet".into(),
     };
+    if let Some(leader) = tx.landed_leader.filter(|_| tx.landed_slot.is_some()) {
+        landed.push_str(&format!(", leader {}", fmt::short_key(&leader)));
+    }
     out.push(field("Landed", vec![Span::raw(landed)]));
+    out.push(field("Price", price(tx, snap, theme)));
     let expiry = match tx.last_valid_block_height {
         Some(h) if tx.last_valid_exact => {
             let left = h.saturating_sub(snap.cluster.block_height);
@@ -165,9 +170,12 @@ fn lines<'a>(tx: &'a TxView, snap: &Snapshot, theme: Theme) -> Vec<Line<'a>> {
             Span::raw(format!("  {:>12}  ", fmt::at(s.at))),
             Span::raw(s.leader.to_string()),
             Span::raw(format!("  {addr:<21}  ")),
-            match &s.error {
-                Some(e) => Span::styled(e.clone(), theme.bad()),
-                None => Span::styled("ok", theme.ok()),
+            match (s.outcome, &s.error, s.ack_ms) {
+                (None, _, _) => Span::styled("in flight", theme.dim()),
+                (Some(_), Some(e), Some(ms)) => Span::styled(format!("{e} ({ms} ms)"), theme.bad()),
+                (Some(_), Some(e), None) => Span::styled(e.clone(), theme.bad()),
+                (Some(_), None, Some(ms)) => Span::styled(format!("ok in {ms} ms"), theme.ok()),
+                (Some(_), None, None) => Span::styled("ok", theme.ok()),
             },
         ]));
     }
@@ -190,4 +198,32 @@ fn lines<'a>(tx: &'a TxView, snap: &Snapshot, theme: Theme) -> Vec<Line<'a>> {
         out.push(Line::from(spans));
     }
     out
+}
+
+/// Its compute budget, and where its price sits among recent fees for the batch's accounts.
+fn price<'a>(tx: &TxView, snap: &Snapshot, theme: Theme) -> Vec<Span<'a>> {
+    let limit = tx
+        .cu_limit
+        .map(|l| format!(", limit {} CU", fmt::count(u64::from(l))))
+        .unwrap_or_default();
+    let Some(price) = tx.cu_price else {
+        return vec![Span::raw(format!("none set (no priority fee){limit}"))];
+    };
+    let mut spans = vec![Span::raw(format!("{} µL/CU{limit}", fmt::count(price)))];
+    if let Some(f) = &snap.cluster.fees {
+        let rank = f.rank(price);
+        let style = if price < f.median() {
+            theme.warn()
+        } else {
+            theme.plain()
+        };
+        spans.push(Span::styled(
+            format!(
+                " · p{rank} of recent fees (median {})",
+                fmt::count(f.median())
+            ),
+            style,
+        ));
+    }
+    spans
 }

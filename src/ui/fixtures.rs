@@ -16,8 +16,8 @@ use solana_signature::Signature;
 use crate::engine::lifecycle::{Queue, TxState};
 use crate::engine::net::StreamOutcome;
 use crate::engine::snapshot::{
-    ClusterView, ConnState, Counts, LatencyView, LeaderStats, LeaderView, RatePoint, RateTarget,
-    RateView, RunState, SendRecord, Snapshot, StatusRecord, StreamCounts, TxView,
+    ClusterView, ConnState, Counts, FeeView, LatencyView, LeaderStats, LeaderView, RatePoint,
+    RateTarget, RateView, RunState, SendRecord, Snapshot, StatusRecord, StreamCounts, TxView,
 };
 
 /// splitmix64: a good enough stream of bits from a seed, with no dependency.
@@ -82,6 +82,10 @@ fn cluster() -> ClusterView {
         staked: Some(false),
         health: None,
         slot_feed_live: true,
+        fees: Some(FeeView {
+            recent: Arc::new((0..150u64).map(|i| i * 20_000).collect()),
+            batch_price: 1_000_000,
+        }),
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! ┌ txpace · send 5000 txs from x.b64 ─────────────────────────────────────── RUNNING ┐
-//! │ cluster http://127.0.0.1:8899/  commitment confirmed  slot 1,234  height 1,200      │
+//! │ cluster http://127.0.0.1:8899/  commitment confirmed  slot 1,234  height 1,200  price 1,000 µL/CU = p35 of recent fees │
 //! │ elapsed 00:01:02  identity 7Np41oeY…T4K2 (unstaked)  ⚠ getSlot timed out, retrying  │
 //! └─────────────────────────────────────────────────────────────────────────────────────┘
 //! ┌ txpace · deploy x.so · phase 2/3 writes · 312,000 of 615,936 bytes (50%) ───── RUNNING ┐
@@ -70,6 +70,28 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, title: &str, theme
         }),
         Span::styled(fmt::count(c.block_height), theme.bold()),
     ]);
+    let mut line1 = line1;
+    // Where the batch's price sits among recent fees: in warning colors below their median.
+    if let Some(f) = &c.fees {
+        let style = if f.below_median() {
+            theme.warn()
+        } else {
+            theme.bold()
+        };
+        line1.push_span(label("  price "));
+        line1.push_span(Span::styled(
+            if compact {
+                format!("p{}", f.rank(f.batch_price))
+            } else {
+                format!(
+                    "{} µL/CU = p{} of recent fees",
+                    fmt::count(f.batch_price),
+                    f.rank(f.batch_price)
+                )
+            },
+            style,
+        ));
+    }
     let staked = match c.staked {
         Some(true) => Span::styled(" (staked)", theme.ok()),
         Some(false) => Span::styled(" (unstaked)", theme.plain()),

@@ -4,7 +4,8 @@
 //!  p  pause   +/-  rate   Tab/1-5  queue   ↑/↓  select   Enter  details   ?  help   q  quit
 //! ```
 //! Built from the key map, so it cannot drift from what the keys do. On a narrow terminal the
-//! least needed items go first; help and quit always stay.
+//! least needed items go first; help and quit always stay. Once the run is over (or when a
+//! finished run's report is viewed) pause and rate steer nothing and are left out.
 
 use ratatui::{
     Frame,
@@ -13,10 +14,20 @@ use ratatui::{
     widgets::Paragraph,
 };
 
-use super::{keymap::Keymap, theme::Theme};
+use super::{
+    keymap::{BAR, Keymap},
+    theme::Theme,
+};
 
-pub fn render(frame: &mut Frame, area: Rect, keymap: &Keymap, theme: Theme) {
-    let items = keymap.bar_items();
+/// `steerable`: the run still takes pause and pace changes.
+pub fn render(frame: &mut Frame, area: Rect, keymap: &Keymap, theme: Theme, steerable: bool) {
+    let items: Vec<(String, &str, u8)> = keymap
+        .bar_items()
+        .into_iter()
+        .zip(BAR)
+        .filter(|(_, (actions, _, _))| steerable || !actions.iter().any(|a| a.steers_the_run()))
+        .map(|(item, _)| item)
+        .collect();
     let width = |(keys, word, _): &(String, &str, u8)| keys.chars().count() + word.len() + 5;
     // Drop the least needed items until the rest fit on the line.
     let mut keep: Vec<bool> = vec![true; items.len()];

@@ -35,6 +35,16 @@ pub enum Action {
     ForceQuit,
 }
 
+impl Action {
+    /// Steers the run (pause, pace): nothing to steer once the run is over.
+    pub fn steers_the_run(self) -> bool {
+        matches!(
+            self,
+            Action::TogglePause | Action::RateUp | Action::RateDown
+        )
+    }
+}
+
 /// A key as written in the table: plain keys match whatever Shift says (terminals disagree on
 /// whether `+` carries Shift), Ctrl keys need Ctrl.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

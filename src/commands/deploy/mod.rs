@@ -179,7 +179,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         title.push_str(&format!(" · {b}"));
     }
     let started = Instant::now();
-    let session = Session::start(&args.send, "deploy")?;
+    let session = Session::start(&args.send, "deploy", global.output)?;
     let cfg = engine_config(&resolved, &args.send, &session.identity);
     let outcome = {
         let _entered = session.rt.enter();
@@ -190,6 +190,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
             chain: Arc::new(RpcChain::new(&resolved.rpc_url)),
             transport: Arc::new(transport),
             ws_url: Some(resolved.ws_url.clone()),
+            events: session.event_tap(),
             rpc: Arc::new(
                 solana_rpc_client::nonblocking::rpc_client::RpcClient::new_with_timeout_and_commitment(
                     resolved.rpc_url.clone(),
@@ -216,8 +217,10 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         let task = session.rt.spawn(drive::run(job, cluster, relay));
         session.watch(&args.send, title, ends.snapshots, ends.commands, task)?
     };
+    // The driver and its engines have ended: every event is with the writer.
+    let events_file = session.finish_events();
     let elapsed = started.elapsed();
-    let report = DeployReport::new(
+    let mut report = DeployReport::new(
         &plan,
         &program_id,
         &buffer.pubkey(),
@@ -226,19 +229,24 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         &outcome,
         elapsed,
     );
+    if args.send.report_sends {
+        report.add_streams(&outcome);
+    }
     if let Some(p) = &args.send.report {
         crate::report::write_private_json(p, &report)?;
     }
     let json = global.output.is_json();
+    // Standard output carries data (the report, or the event lines): people's lines go aside.
+    let aside = json || session.events_on_stdout();
     if json {
         crate::report::print_json(&report, global.output == OutputMode::JsonCompact)?;
     } else {
-        print_summary(&report, &outcome);
+        print_summary(&report, &outcome, aside);
     }
     let code = match &outcome.result {
         Ok(_) if args.buffer_only => {
             print_aside(
-                json,
+                aside,
                 &explain_buffer(&buffer.pubkey(), &buffer_path, &path, hand_to),
             );
             exit::OK
@@ -264,11 +272,15 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         }
     };
     if let Some(p) = &args.send.report {
-        print_aside(json, &format!("report: {}", p.display()));
+        print_aside(aside, &format!("report: {}", p.display()));
     }
     if let Some(f) = &session.log_file {
-        print_aside(json, &format!("log: {}", f.display()));
+        print_aside(aside, &format!("log: {}", f.display()));
     }
+    if let Some(line) = events_file {
+        print_aside(aside, &line);
+    }
+    session.linger_metrics(args.send.metrics_linger);
     log::logger().flush();
     session.rt.shutdown_timeout(Duration::from_millis(200));
     Ok(code)

@@ -133,10 +133,22 @@ impl DeployReport {
     }
 }
 
-pub(super) fn print_summary(r: &DeployReport, outcome: &Outcome) {
+impl DeployReport {
+    /// `--report-sends`: every phase's transactions with their streams.
+    pub(super) fn add_streams(&mut self, outcome: &Outcome) {
+        for (p, run) in self.phases.iter_mut().zip(&outcome.phases) {
+            p.report.add_streams(&run.outcome);
+        }
+    }
+}
+
+/// The closing lines for people: on standard output, or standard error when `aside` (standard
+/// output carries data).
+pub(super) fn print_summary(r: &DeployReport, outcome: &Outcome, aside: bool) {
+    let say = |line: String| crate::commands::send::print_aside(aside, &line);
     for p in &r.phases {
         let s = &p.report.summary;
-        println!(
+        say(format!(
             "{:<8} {} of {} confirmed in {:.1} s, {} sends ({} per landed), {} re-signed{}",
             p.name,
             s.confirmed,
@@ -151,21 +163,24 @@ pub(super) fn print_summary(r: &DeployReport, outcome: &Outcome) {
             } else {
                 String::new()
             }
-        );
+        ));
     }
     match &outcome.result {
-        Ok(None) => println!(
+        Ok(None) => say(format!(
             "{} {} in {:.1} s ({} of {} chunks written this run)",
             r.outcome, r.buffer, r.elapsed_s, r.chunks_to_write, r.chunks
-        ),
-        Ok(Some(sig)) if r.outcome == "buffer-written" => println!(
+        )),
+        Ok(Some(sig)) if r.outcome == "buffer-written" => say(format!(
             "{} {} in {:.1} s ({} of {} chunks written this run) and handed over (signature {sig})",
             r.outcome, r.buffer, r.elapsed_s, r.chunks_to_write, r.chunks
-        ),
-        Ok(Some(sig)) => println!(
+        )),
+        Ok(Some(sig)) => say(format!(
             "{} program {} in {:.1} s ({} of {} chunks written this run; signature {sig})",
             r.outcome, r.program_id, r.elapsed_s, r.chunks_to_write, r.chunks
-        ),
-        Err(_) => println!("{}: program {} not deployed", r.outcome, r.program_id),
+        )),
+        Err(_) => say(format!(
+            "{}: program {} not deployed",
+            r.outcome, r.program_id
+        )),
     }
 }

@@ -212,7 +212,7 @@ impl App {
         }
         match &self.finding {
             Some(f) => find::render_prompt(frame, bar, &f.prompt, theme),
-            None => keybar::render(frame, bar, &self.keymap, theme),
+            None => keybar::render(frame, bar, &self.keymap, theme, !snap.run.is_over()),
         }
 
         match self.overlay {

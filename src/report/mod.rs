@@ -2,6 +2,10 @@
 //! one record per transaction, in input order. Its shape is checked against
 //! `assets/report.schema.json` in the tests, so scripts can rely on it.
 
+mod load;
+
+pub use load::{LoadError, load};
+
 use std::{collections::BTreeSet, path::Path, time::Duration};
 
 use serde::Serialize;
@@ -36,6 +40,11 @@ pub struct Summary {
     pub error: Option<String>,
     pub rpc_url: String,
     pub commitment: &'static str,
+    /// The QUIC identity the run sent as.
+    pub identity: String,
+    /// The cluster's slot and block height when the run ended, as the engine last saw them.
+    pub slot: u64,
+    pub block_height: u64,
     pub total: u64,
     pub confirmed: u64,
     pub failed: u64,
@@ -57,6 +66,21 @@ pub struct Summary {
     /// Sends per confirmed transaction; null when none confirmed.
     pub sends_per_landed: Option<f64>,
     pub latency_ms: Latency,
+    /// Where the batch's price sat among recent fees when the run ended; null when the cluster
+    /// did not say.
+    pub fees: Option<FeesReport>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FeesReport {
+    /// Recent slots the cluster reported fees for.
+    pub slots: usize,
+    /// Their median, micro-lamports per compute unit.
+    pub median: u64,
+    /// The batch's median compute-unit price.
+    pub batch_price: u64,
+    /// The share of those slots (percent) the batch's price pays at least as much as.
+    pub batch_percentile: u8,
 }
 
 #[derive(Debug, Serialize)]
@@ -94,6 +118,9 @@ pub struct TxReport {
     pub cu_price: Option<u64>,
     /// The compute-unit limit its ComputeBudget instruction sets (null: none).
     pub cu_limit: Option<u32>,
+    /// Where its price sat among recent fees for the batch's accounts when the run ended
+    /// (percent of slots it pays at least as much as); null when the cluster did not say.
+    pub fee_percentile: Option<u8>,
     pub error: Option<String>,
     /// With `--report-sends`: every stream of every send, oldest first (the most recent
     /// 128–256 of a transaction sent more often, with the rest counted in
@@ -154,6 +181,11 @@ impl Report {
                     landed_leader: v.landed_leader.map(|l| l.to_string()),
                     cu_price: v.cu_price,
                     cu_limit: v.cu_limit,
+                    fee_percentile: s
+                        .cluster
+                        .fees
+                        .as_ref()
+                        .map(|f| f.rank(v.cu_price.unwrap_or(0))),
                     error: v.last_error.as_deref().map(str::to_string),
                     streams: None,
                     streams_dropped: None,
@@ -169,6 +201,9 @@ impl Report {
                 },
                 rpc_url: s.cluster.rpc_url.clone(),
                 commitment: s.cluster.commitment,
+                identity: s.cluster.identity.to_string(),
+                slot: s.cluster.slot,
+                block_height: s.cluster.block_height,
                 total: c.total,
                 confirmed: c.confirmed,
                 failed: c.failed,
@@ -195,6 +230,12 @@ impl Report {
                     p90: ms(s.latency.p90),
                     p99: ms(s.latency.p99),
                 },
+                fees: s.cluster.fees.as_ref().map(|f| FeesReport {
+                    slots: f.recent.len(),
+                    median: f.median(),
+                    batch_price: f.batch_price,
+                    batch_percentile: f.rank(f.batch_price),
+                }),
             },
             leaders: s.leader_totals.to_vec(),
             transactions,
