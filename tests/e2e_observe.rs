@@ -19,7 +19,7 @@ use std::{
 use common::{
     gen_command,
     pty::{Terminal, txpace_in_terminal},
-    read_report, run_expect, start_validator, txpace,
+    read_report, run_expect, send_command, start_validator,
 };
 use serde_json::Value;
 use solana_pubkey::Pubkey;
@@ -74,7 +74,8 @@ fn lines_of(child: &mut Child) -> mpsc::Receiver<String> {
     rx
 }
 
-/// One run watched three ways, and recent fees against what an earlier batch paid.
+/// One run watched three ways, and recent fees (in inspect, the header's figures, the report
+/// and a gauge) against what an earlier batch paid.
 #[test]
 fn metrics_events_and_the_report_agree_with_each_other_and_the_chain() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -90,20 +91,7 @@ fn metrics_events_and_the_report_agree_with_each_other_and_the_chain() {
         ]),
         0,
     );
-    run_expect(
-        txpace(dir.path())
-            .env("XDG_DATA_HOME", dir.path())
-            .args([
-                "send",
-                "--no-tui",
-                "--url",
-                &v.rpc_url(),
-                "--ws",
-                &v.ws_url(),
-            ])
-            .arg(&warmup),
-        0,
-    );
+    run_expect(send_command(&v, dir.path()).arg(&warmup), 0);
     let file = dir.path().join("observed.b64");
     let n = 300u64;
     run_expect(
@@ -117,18 +105,37 @@ fn metrics_events_and_the_report_agree_with_each_other_and_the_chain() {
         ]),
         0,
     );
+    // inspect with a cluster named places each price among the recent fees (the warm-up's).
+    let out = run_expect(
+        common::txpace(dir.path())
+            .args(["inspect", "--url", &v.rpc_url(), "--output", "json"])
+            .arg(&file),
+        0,
+    );
+    let inspected: Value = serde_json::from_slice(&out.stdout).expect("inspect's JSON");
+    assert!(
+        inspected["fees"]["slots"].as_u64() >= Some(1),
+        "{:#}",
+        inspected["fees"]
+    );
+    assert_eq!(inspected["fees"]["below_median"], 0);
+    let rows = inspected["transactions"].as_array().expect("rows");
+    assert!(rows.iter().all(|r| r["fee_percentile"] == 100), "{rows:#?}");
+    let out = run_expect(
+        common::txpace(dir.path())
+            .args(["inspect", "--url", &v.rpc_url()])
+            .arg(&file),
+        0,
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("4321 (p100)") && table.contains("recent fees"),
+        "{table}"
+    );
+
     let report_path = dir.path().join("report.json");
     let events_path = dir.path().join("events.ndjson");
-    let mut child = txpace(dir.path())
-        .env("XDG_DATA_HOME", dir.path())
-        .args([
-            "send",
-            "--no-tui",
-            "--url",
-            &v.rpc_url(),
-            "--ws",
-            &v.ws_url(),
-        ])
+    let mut child = send_command(&v, dir.path())
         .arg(&file)
         .args(["--rate", "50", "--report-sends", "--report"])
         .arg(&report_path)
@@ -370,16 +377,7 @@ fn preflight_refuses_what_cannot_land_and_force_sends_it() {
     let send = |name: &str, extra: &[&str], code: i32| -> (String, Value) {
         let report = dir.path().join(format!("{name}.report.json"));
         let out = run_expect(
-            txpace(dir.path())
-                .env("XDG_DATA_HOME", dir.path())
-                .args([
-                    "send",
-                    "--no-tui",
-                    "--url",
-                    &v.rpc_url(),
-                    "--ws",
-                    &v.ws_url(),
-                ])
+            send_command(&v, dir.path())
                 .arg(dir.path().join(name))
                 .arg("--report")
                 .arg(&report)

@@ -13,7 +13,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{generate, read_report, run_expect, start_validator, txpace};
+use common::{generate, read_report, run_expect, send_command, start_validator, txpace};
 use serde_json::Value;
 use solana_signature::Signature;
 use solana_signer::Signer;
@@ -22,7 +22,7 @@ use txpace::validator::{LocalValidator, ValidatorOptions};
 fn send(v: &LocalValidator, dir: &Path, file: &Path, extra: &[&str]) -> (i32, Value, Duration) {
     let report = report_path(dir, file);
     let started = Instant::now();
-    let out = send_command(v, dir, file)
+    let out = send_file(v, dir, file)
         .args(extra)
         .output()
         .expect("running txpace send");
@@ -43,7 +43,7 @@ fn send(v: &LocalValidator, dir: &Path, file: &Path, extra: &[&str]) -> (i32, Va
     (code, json, took)
 }
 
-/// Where [`send_command`] has the report of `file` written.
+/// Where [`send_file`] has the report of `file` written.
 fn report_path(dir: &Path, file: &Path) -> PathBuf {
     dir.join(format!(
         "{}.report.json",
@@ -52,20 +52,9 @@ fn report_path(dir: &Path, file: &Path) -> PathBuf {
 }
 
 /// `txpace send --no-tui FILE --report REPORT` on `v`, its data (logs, journal) under `dir`.
-fn send_command(v: &LocalValidator, dir: &Path, file: &Path) -> Command {
-    let mut cmd = txpace(dir);
-    cmd.env("XDG_DATA_HOME", dir)
-        .args([
-            "send",
-            "--no-tui",
-            "--url",
-            &v.rpc_url(),
-            "--ws",
-            &v.ws_url(),
-        ])
-        .arg(file)
-        .arg("--report")
-        .arg(report_path(dir, file));
+fn send_file(v: &LocalValidator, dir: &Path, file: &Path) -> Command {
+    let mut cmd = send_command(v, dir);
+    cmd.arg(file).arg("--report").arg(report_path(dir, file));
     cmd
 }
 
@@ -145,7 +134,7 @@ fn send_lands_everything_through_quic_and_the_report_agrees_with_the_chain() {
     // `--output json-compact`: standard output is the report, on one line, and nothing else;
     // the file names go to standard error.
     let file = generate(&v, dir.path(), "json.b64", 100);
-    let out = send_command(&v, dir.path(), &file)
+    let out = send_file(&v, dir.path(), &file)
         .args(["--output", "json-compact"])
         .output()
         .expect("running txpace send");

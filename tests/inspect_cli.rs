@@ -134,6 +134,7 @@ fn json_report() {
                     "durable_nonce": false,
                     "cu_price": 1_000_000,
                     "cu_limit": 1_000,
+                    "fee_percentile": null,
                     "size": a.len(),
                     "instructions": 3
                 },
@@ -148,11 +149,14 @@ fn json_report() {
                     "durable_nonce": null,
                     "cu_price": null,
                     "cu_limit": null,
+                    "fee_percentile": null,
                     "size": null,
                     "instructions": null
                 }
             ],
-            "summary": { "total": 2, "valid": 1, "invalid": 1 }
+            "summary": { "total": 2, "valid": 1, "invalid": 1 },
+            // Offline: no cluster named, no recent fees.
+            "fees": null
         })
     );
 

@@ -2,7 +2,8 @@
 //!
 //! The exit code is the verdict (0 all valid, 2 any invalid) so scripts can gate a send on it;
 //! every invalid item is also printed to stderr as `FILE:LINE: reason`, the form editors and
-//! terminals turn into a link.
+//! terminals turn into a link. Offline unless a cluster is named (`-u/--url`, `TXPACE_URL` or
+//! txpace.toml): then each price is also placed among the cluster's recent fees.
 
 use std::{
     cell::Cell,
@@ -35,6 +36,9 @@ struct Row {
     cu_price: Option<u64>,
     /// `null` when no instruction sets it.
     cu_limit: Option<u32>,
+    /// With a cluster named: the share of recent slots (percent) its price pays at least as
+    /// much as, for the batch's most-written accounts; otherwise `null`.
+    fee_percentile: Option<u8>,
     size: Option<usize>,
     instructions: Option<usize>,
 }
@@ -46,23 +50,47 @@ struct Summary {
     invalid: usize,
 }
 
+/// What recent slots charged for the batch's most-written accounts.
+#[derive(Debug, Serialize)]
+struct Fees {
+    slots: usize,
+    /// Micro-lamports per compute unit.
+    median: u64,
+    /// Valid transactions paying less than the median.
+    below_median: usize,
+}
+
 #[derive(Debug, Serialize)]
 struct Report {
     transactions: Vec<Row>,
     summary: Summary,
+    /// With a cluster named and answering; otherwise `null`.
+    fees: Option<Fees>,
 }
 
 pub fn run(global: &GlobalOpts, args: InspectArgs) -> anyhow::Result<u8> {
     let mut rows = Vec::new();
+    let mut valid_txs = Vec::new();
+    let asks_fees = global.url.is_some();
     let meter = ProgressLine::new();
     let loaded = source::for_each_entry(
         &args.input.files,
         args.input.format,
         &|p| meter.show(p),
-        &mut |entry| rows.push(row(&entry)),
+        &mut |entry| {
+            rows.push(row(&entry));
+            if let (true, Entry::Valid(tx)) = (asks_fees, &entry) {
+                valid_txs.push(tx.clone());
+            }
+        },
     );
     meter.clear();
     loaded?;
+    let fees = if asks_fees {
+        recent_fees(global, &valid_txs, &mut rows)
+    } else {
+        None
+    };
 
     let mut stderr = io::stderr().lock();
     for row in rows.iter().filter(|r| !r.valid) {
@@ -80,6 +108,7 @@ pub fn run(global: &GlobalOpts, args: InspectArgs) -> anyhow::Result<u8> {
             invalid: rows.len() - valid,
         },
         transactions: rows,
+        fees,
     };
     let code = if report.summary.invalid == 0 { 0 } else { 2 };
 
@@ -132,6 +161,7 @@ fn row(entry: &Entry) -> Row {
         durable_nonce: s.map(|s| s.durable_nonce),
         cu_price: s.and_then(|s| s.cu_price),
         cu_limit: s.and_then(|s| s.cu_limit),
+        fee_percentile: None,
         size: s.map(|s| s.size),
         instructions: s.map(|s| s.instructions),
     }
@@ -172,7 +202,11 @@ fn cells(row: &Row) -> [String; 10] {
             (_, Some(hash)) => short(hash),
             _ => dash(),
         },
-        or_default(row.cu_price.map(|v| v.to_string())),
+        match (row.cu_price, row.fee_percentile) {
+            (Some(v), Some(p)) => format!("{v} (p{p})"),
+            (None, Some(p)) if decoded => format!("default (p{p})"),
+            (v, _) => or_default(v.map(|v| v.to_string())),
+        },
         or_default(row.cu_limit.map(|v| v.to_string())),
         row.size.map_or_else(dash, |v| v.to_string()),
         row.instructions.map_or_else(dash, |v| v.to_string()),
@@ -222,7 +256,60 @@ fn write_table(out: &mut impl Write, report: &Report) -> io::Result<()> {
         out,
         "{} {noun}: {} valid, {} invalid",
         s.total, s.valid, s.invalid
-    )
+    )?;
+    if let Some(f) = &report.fees {
+        writeln!(
+            out,
+            "recent fees for the batch's most-written accounts: median {} µlamports/CU over {} slots \
+             (CU PRICE shows each price's percentile); {} below the median",
+            f.median, f.slots, f.below_median
+        )?;
+    }
+    Ok(())
+}
+
+/// Asks the named cluster what recent slots charged for the batch's most-written accounts and
+/// places every row's price among them. A cluster that cannot be asked is a warning: the exit
+/// code stays the verdict on the transactions.
+fn recent_fees(global: &GlobalOpts, txs: &[source::LoadedTx], rows: &mut [Row]) -> Option<Fees> {
+    let asked = (|| -> anyhow::Result<Vec<u64>> {
+        let resolved = crate::config::resolve(&global.to_args(None))?;
+        let rpc = solana_rpc_client::rpc_client::RpcClient::new_with_timeout(
+            resolved.rpc_url,
+            Duration::from_secs(20),
+        );
+        Ok(rpc
+            .get_recent_prioritization_fees(&crate::fees::most_written(txs))?
+            .iter()
+            .map(|f| f.prioritization_fee)
+            .collect())
+    })();
+    let recent = match asked {
+        Ok(r) if !r.is_empty() => r,
+        Ok(_) => {
+            eprintln!("recent fees: the cluster reported none for these accounts");
+            return None;
+        }
+        Err(e) => {
+            eprintln!(
+                "warning: recent fees: {}",
+                crate::redact::scrub(format!("{e:#}"))
+            );
+            return None;
+        }
+    };
+    let median = crate::fees::percentile(&recent, 50);
+    let mut below_median = 0;
+    for row in rows.iter_mut().filter(|r| r.valid) {
+        let price = row.cu_price.unwrap_or(0);
+        row.fee_percentile = Some(crate::fees::rank(&recent, price));
+        below_median += usize::from(price < median);
+    }
+    Some(Fees {
+        slots: recent.len(),
+        median,
+        below_median,
+    })
 }
 
 /// A `loading…` line on a terminal's stderr, only once loading has taken long enough to wonder.

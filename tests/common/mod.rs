@@ -161,6 +161,20 @@ pub fn gen_command(v: &LocalValidator, dir: &Path, out: &Path) -> Command {
     cmd
 }
 
+/// `txpace send --no-tui` on `url` and `ws`, its data (logs, journal) under `dir`; callers
+/// add the files and options.
+pub fn send_to(dir: &Path, url: &str, ws: &str) -> Command {
+    let mut cmd = txpace(dir);
+    cmd.env("XDG_DATA_HOME", dir)
+        .args(["send", "--no-tui", "--url", url, "--ws", ws]);
+    cmd
+}
+
+/// [`send_to`] `v`'s RPC and websocket.
+pub fn send_command(v: &LocalValidator, dir: &Path) -> Command {
+    send_to(dir, &v.rpc_url(), &v.ws_url())
+}
+
 /// Writes `n` fresh self-transfers signed by the validator's mint, all on one fresh blockhash.
 pub fn generate(v: &LocalValidator, dir: &Path, name: &str, n: usize) -> PathBuf {
     let out = dir.join(name);

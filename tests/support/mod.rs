@@ -19,16 +19,13 @@ use serde_json::Value;
 use solana_rpc_client::rpc_client::RpcClient;
 use solana_signature::Signature;
 
-use crate::common::txpace;
+use crate::common::send_to;
 pub use crate::common::{generate, read_report, start_validator};
 
 /// A `txpace send --no-tui` command with its data directory (logs, default journals) in `dir`.
 pub fn send_command(dir: &Path, url: &str, ws: &str, file: &Path, extra: &[&str]) -> Command {
-    let mut cmd = txpace(dir);
-    cmd.env("XDG_DATA_HOME", dir)
-        .args(["send", "--no-tui", "--url", url, "--ws", ws])
-        .arg(file)
-        .args(extra);
+    let mut cmd = send_to(dir, url, ws);
+    cmd.arg(file).args(extra);
     cmd
 }
 
