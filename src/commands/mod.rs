@@ -8,6 +8,7 @@ pub mod r#gen;
 pub mod inspect;
 pub mod man;
 pub mod send;
+pub mod session;
 pub mod view;
 
 use std::io::Write;

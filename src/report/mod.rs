@@ -3,6 +3,7 @@
 //! `assets/report.schema.json` in the tests, so scripts can rely on it.
 
 mod load;
+mod replay;
 
 pub use load::{LoadError, load};
 

@@ -24,7 +24,10 @@ use solana_signer::Signer;
 
 use crate::{
     cli::{DeployArgs, GlobalOpts, OutputMode},
-    commands::send::{Session, engine_config, print_aside},
+    commands::{
+        send::engine_config,
+        session::{Session, print_aside},
+    },
     config,
     deploy::{
         chunks::WriteSigners,

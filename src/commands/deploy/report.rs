@@ -145,7 +145,7 @@ impl DeployReport {
 /// The closing lines for people: on standard output, or standard error when `aside` (standard
 /// output carries data).
 pub(super) fn print_summary(r: &DeployReport, outcome: &Outcome, aside: bool) {
-    let say = |line: String| crate::commands::send::print_aside(aside, &line);
+    let say = |line: String| crate::commands::session::print_aside(aside, &line);
     for p in &r.phases {
         let s = &p.report.summary;
         say(format!(

@@ -1,0 +1,244 @@
+//! What every engine-driving command (`send`, `demo`, `deploy`) sets up around its run: the
+//! QUIC identity, the dashboard or progress lines, the log, the async runtime, and the ways a
+//! run is watched from outside (`--metrics`, `--events`), all refused up front when they cannot
+//! work. The engine itself is started by each command; the session shows it and waits for it.
+
+use std::{
+    io::IsTerminal,
+    path::PathBuf,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use anyhow::{Context, Result};
+use solana_keypair::Keypair;
+use tokio::{
+    sync::{mpsc, watch},
+    task::JoinHandle,
+};
+
+use crate::{
+    cli::{OutputMode, SendOpts},
+    engine::{command::Command, snapshot::Snapshot},
+    events::{EventStream, EventTap, EventsTarget},
+    exit, headless, logging,
+    metrics::MetricsListener,
+    signer::read_signer,
+    ui,
+};
+
+/// What every engine-driving command sets up first: the QUIC identity, whether the dashboard
+/// runs, the log, and the async runtime.
+pub struct Session {
+    pub identity: Keypair,
+    pub tui: bool,
+    pub log_file: Option<PathBuf>,
+    pub rt: tokio::runtime::Runtime,
+    /// Set when a headless run was ended by Ctrl-C or SIGTERM (exit 130).
+    pub interrupted: Arc<std::sync::atomic::AtomicBool>,
+    /// `--metrics`: bound before anything is sent, served once the run's snapshots exist.
+    metrics: Mutex<Option<MetricsListener>>,
+    metrics_addr: Option<std::net::SocketAddr>,
+    /// `--events`, until the run has ended.
+    events: Mutex<Option<EventStream>>,
+    events_on_stdout: bool,
+}
+
+impl Session {
+    /// `kind` names the log file (`send-…log`, `deploy-…log`). `--metrics` and `--events` are
+    /// set up here, before anything is sent, so a taken port or an unwritable path is refused
+    /// up front (exit 2).
+    pub fn start(opts: &SendOpts, kind: &str, output: OutputMode) -> Result<Self> {
+        let identity = match &opts.identity {
+            Some(path) => read_signer(path, "identity").map_err(exit::usage)?,
+            None => Keypair::new(),
+        };
+        let tui = !opts.no_tui && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();
+        let events_target = opts.events.as_deref().map(EventsTarget::parse);
+        if events_target == Some(EventsTarget::Stdout) {
+            if tui {
+                return Err(exit::usage(anyhow::anyhow!(
+                    "--events - writes to standard output, where the dashboard is drawn: \
+                     pass --no-tui, or give --events a file path"
+                )));
+            }
+            if output.is_json() {
+                return Err(exit::usage(anyhow::anyhow!(
+                    "--events - and --output json both want standard output: give --events a \
+                     file path"
+                )));
+            }
+        }
+        let metrics = opts
+            .metrics
+            .map(MetricsListener::bind)
+            .transpose()
+            .map_err(exit::usage)?;
+        if let Some(m) = &metrics {
+            eprintln!("metrics: http://{}/metrics", m.local_addr());
+        }
+        let events = events_target
+            .map(EventStream::open)
+            .transpose()
+            .map_err(exit::usage)?;
+        let output = if tui {
+            logging::Output::Dashboard
+        } else {
+            logging::Output::Headless
+        };
+        let log_file = logging::start(output, kind)?;
+        if let Some(f) = &log_file {
+            log::info!("log file {}", f.display());
+        }
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .context("starting the async runtime")?;
+        Ok(Self {
+            identity,
+            tui,
+            log_file,
+            rt,
+            interrupted: Arc::default(),
+            events_on_stdout: events
+                .as_ref()
+                .is_some_and(|e| *e.target() == EventsTarget::Stdout),
+            metrics_addr: metrics.as_ref().map(MetricsListener::local_addr),
+            metrics: Mutex::new(metrics),
+            events: Mutex::new(events),
+        })
+    }
+
+    /// `--metrics-linger`: keeps serving the final figures for `secs` after the run, so a
+    /// scraper collects them; Ctrl-C or SIGTERM ends the wait.
+    pub fn linger_metrics(&self, secs: f64) {
+        let Some(addr) = self.metrics_addr else {
+            return;
+        };
+        if secs <= 0.0 {
+            return;
+        }
+        eprintln!(
+            "metrics: serving the final figures at http://{addr}/metrics for {secs} s (Ctrl-C ends it)"
+        );
+        let wait = Duration::from_secs_f64(secs.clamp(0.0, 3_600.0));
+        self.rt.block_on(async {
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => {}
+                _ = stop_on_signal() => {}
+            }
+        });
+    }
+
+    /// What makes `--events` channels for engines, when the run streams events.
+    pub fn event_tap(&self) -> Option<EventTap> {
+        lock(&self.events).as_ref().map(EventStream::tap)
+    }
+
+    /// `--events -`: standard output carries the event lines, so lines for people go to
+    /// standard error.
+    pub fn events_on_stdout(&self) -> bool {
+        self.events_on_stdout
+    }
+
+    /// Waits for the `--events` writer (every engine must have ended) and names the file for
+    /// the closing lines. A failure is a warning: the run's outcome does not depend on it.
+    pub fn finish_events(&self) -> Option<String> {
+        let events = lock(&self.events).take()?;
+        let target = events.target().clone();
+        match (events.finish(), target) {
+            (Err(e), _) => {
+                eprintln!("warning: {e:#}");
+                None
+            }
+            (Ok(n), EventsTarget::File(path)) => {
+                log::info!("events: {n} lines to {}", path.display());
+                Some(format!("events: {}", path.display()))
+            }
+            (Ok(n), EventsTarget::Stdout) => {
+                log::info!("events: {n} lines to standard output");
+                None
+            }
+        }
+    }
+
+    /// Shows `snapshots` on the dashboard or as progress lines until `task` ends, and returns
+    /// its result. Quitting the dashboard, Ctrl-C and SIGTERM send `Command::Stop`; whatever
+    /// way it ends, the task is awaited so its outcome is never lost.
+    pub fn watch<T: Send + 'static>(
+        &self,
+        opts: &SendOpts,
+        title: String,
+        snapshots: watch::Receiver<Arc<Snapshot>>,
+        commands: mpsc::UnboundedSender<Command>,
+        task: JoinHandle<T>,
+    ) -> Result<T> {
+        if let Some(m) = lock(&self.metrics).take() {
+            let _entered = self.rt.enter();
+            m.serve(snapshots.clone())?;
+        }
+        let rt = &self.rt;
+        if self.tui {
+            let ui_opts = ui::UiOptions {
+                exit_when_done: opts.exit_when_done,
+                title,
+                theme: ui::theme::Theme::from_env(opts.theme.unwrap_or_default()),
+                log_file: self.log_file.clone(),
+                mouse: !opts.no_mouse,
+                keymap: opts.keymap.clone(),
+            };
+            let ui_result = ui::run(snapshots, commands.clone(), ui_opts);
+            let _ = commands.send(Command::Stop);
+            let out = rt.block_on(task).context("engine task")?;
+            ui_result?;
+            Ok(out)
+        } else {
+            let progress = rt.spawn(headless::print_progress(snapshots, Duration::from_secs(1)));
+            let interrupted = self.interrupted.clone();
+            let on_signal = rt.spawn(async move {
+                stop_on_signal().await;
+                interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
+                log::warn!("interrupted: stopping");
+                let _ = commands.send(Command::Stop);
+            });
+            let out = rt.block_on(task).context("engine task");
+            // A signal after the run (ending --metrics-linger, say) interrupts nothing.
+            on_signal.abort();
+            let out = out?;
+            let _ = rt.block_on(progress);
+            Ok(out)
+        }
+    }
+}
+
+/// A poisoned lock still holds a usable value: nothing here is left half-changed.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A line for people: on standard output, or on standard error when standard output carries
+/// `--output json`.
+pub fn print_aside(json: bool, line: &str) {
+    if json {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+    }
+}
+
+/// Ctrl-C or SIGTERM.
+async fn stop_on_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = term => {}
+    }
+}
