@@ -362,6 +362,41 @@ impl std::str::FromStr for ResendInterval {
     }
 }
 
+/// `--via`: where sends go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// QUIC streams to the leaders' TPUs.
+    Tpu,
+    /// An RPC node's `sendTransaction`: at `-u`'s URL (`None`) or this one.
+    Rpc(Option<String>),
+}
+
+impl std::str::FromStr for Route {
+    type Err = String;
+
+    /// The value is never quoted back: `rpc=URL` may carry an API key.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "tpu" => Ok(Route::Tpu),
+            "rpc" => Ok(Route::Rpc(None)),
+            _ => match s.strip_prefix("rpc=") {
+                Some(url) if !url.is_empty() => {
+                    crate::redact::register_url(url);
+                    Ok(Route::Rpc(Some(url.to_string())))
+                }
+                _ => Err("--via takes tpu, rpc, or rpc=URL".to_string()),
+            },
+        }
+    }
+}
+
+impl SendOpts {
+    /// `--via`, checked.
+    pub fn route(&self) -> Result<Route, String> {
+        self.via.parse()
+    }
+}
+
 #[derive(Debug, Args, Clone)]
 pub struct SendOpts {
     /// Target pace in transactions per second, or `max` to find the highest pace that lands
@@ -388,8 +423,15 @@ pub struct SendOpts {
     #[arg(long, value_name = "KEYPAIR", value_hint = ValueHint::FilePath)]
     pub identity: Option<PathBuf>,
     /// Send only to this TPU QUIC address instead of following the leader schedule
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", conflicts_with = "via")]
     pub tpu: Option<std::net::SocketAddr>,
+    /// How sends reach the cluster: `tpu` (QUIC streams to the current and next leaders), or
+    /// `rpc` / `rpc=URL` (the RPC node's sendTransaction, skipPreflight and maxRetries 0, at
+    /// -u's URL or the one given) — the same pace, tracking, journal and report either way
+    // Parsed by `SendOpts::route`, not by clap: clap's error would echo the value, and a URL
+    // given here may carry an API key.
+    #[arg(long, value_name = "tpu|rpc[=URL]", default_value = "tpu")]
+    pub via: String,
     /// Resend an unconfirmed transaction after this many slots, or a time (`4s`, `1500ms`)
     #[arg(
         long,

@@ -464,3 +464,86 @@ fn preflight_refuses_what_cannot_land_and_force_sends_it() {
     assert!(stderr.contains("sending anyway"), "{stderr}");
     assert_eq!(report["summary"]["failed"], 1, "{report:#}");
 }
+
+/// `--via rpc`: the same paced, tracked run through the RPC node's sendTransaction. Everything
+/// lands, every stream went to the RPC node (whose identity the leaders panel and the report
+/// name), each landing is credited to its slot's leader by the chain's schedule, and the
+/// report says which route was taken.
+#[test]
+fn via_rpc_lands_everything_through_send_transaction() {
+    use txpace::{
+        cli::OutputFormat,
+        workload::{build_self_transfers, write_transactions},
+    };
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let v = start_validator(ValidatorOptions::default());
+    let rpc = v.rpc_client();
+    let blockhash = rpc.get_latest_blockhash().expect("getLatestBlockhash");
+    let txs = build_self_transfers(
+        std::slice::from_ref(v.mint_keypair()),
+        200,
+        1_000,
+        1_000,
+        blockhash,
+    )
+    .expect("signing");
+    let file = dir.path().join("via-rpc.b64");
+    write_transactions(&file, &txs, OutputFormat::Base64).expect("writing");
+    let report_path = dir.path().join("via-rpc.report.json");
+    let events_path = dir.path().join("via-rpc.events");
+    run_expect(
+        send_command(&v, dir.path())
+            .arg(&file)
+            .args(["--via", "rpc", "--rate", "100", "--report"])
+            .arg(&report_path)
+            .arg("--events")
+            .arg(&events_path),
+        0,
+    );
+    let report = read_report(&report_path);
+    let s = &report["summary"];
+    assert_eq!(s["confirmed"], 200, "{s:#}");
+    assert_eq!(s["via_rpc"], s["rpc_url"], "{s:#}");
+    assert!(
+        s["via_rpc"]
+            .as_str()
+            .is_some_and(|u| u.starts_with(&v.rpc_url()))
+    );
+    let node = rpc.get_identity().expect("getIdentity").to_string();
+    let leaders = report["leaders"].as_array().expect("leaders");
+    assert_eq!(
+        leaders.len(),
+        1,
+        "every stream went to the RPC node: {leaders:#?}"
+    );
+    assert_eq!(leaders[0]["identity"], node.as_str());
+    let rpc_addr = v
+        .rpc_url()
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
+    assert_eq!(leaders[0]["tpu_quic"], rpc_addr.as_str());
+    assert_eq!(
+        leaders[0]["landed"], 200,
+        "landings credited to the slot's leader"
+    );
+    for t in report["transactions"].as_array().expect("transactions") {
+        assert_eq!(t["landed_leader"], node.as_str(), "{t:#}");
+    }
+    let events = std::fs::read_to_string(&events_path).expect("events");
+    let sends: Vec<Value> = events
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("JSON"))
+        .filter(|e| e["event"] == "send")
+        .collect();
+    assert_eq!(
+        sends.len() as u64,
+        s["streams"]["sent"].as_u64().expect("sent")
+    );
+    assert!(
+        sends
+            .iter()
+            .all(|e| e["tpu"] == rpc_addr.as_str() && e["outcome"] == "accepted")
+    );
+}

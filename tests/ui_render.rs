@@ -447,3 +447,13 @@ fn viewed_report() {
     );
     insta::assert_snapshot!(text);
 }
+
+/// `--via rpc`: the leaders panel names the RPC node the sends go to, not a TPU.
+#[test]
+fn via_rpc() {
+    let mut snap = fixtures::running(300);
+    snap.cluster.via_rpc = Some("https://rpc.example.com/***".into());
+    let text = screen(&snap);
+    assert!(text.contains("via rpc https://rpc.example.com/***"), "{text}");
+    insta::assert_snapshot!(text);
+}

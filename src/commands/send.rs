@@ -9,11 +9,11 @@ use solana_signer::Signer;
 
 use super::session::{Session, print_aside};
 use crate::{
-    cli::{GlobalOpts, OutputMode, RateArg, SendArgs, SendOpts},
+    cli::{GlobalOpts, OutputMode, RateArg, Route, SendArgs, SendOpts},
     config::{self, Resolved},
     engine::{
-        self, EngineConfig, Prior, RunOutcome, quic::QuicTransport, rpc::RpcChain,
-        slots::spawn_slot_feed, snapshot::RateTarget,
+        self, EngineConfig, Prior, RunOutcome, net::Transport, quic::QuicTransport, rpc::RpcChain,
+        rpc_send::RpcSend, slots::spawn_slot_feed, snapshot::RateTarget,
     },
     exit, headless,
     journal::{self, Header, Ident, Inputs, JournalFile, WriterHandle},
@@ -251,6 +251,33 @@ pub fn engine_config(resolved: &Resolved, o: &SendOpts, identity: &Keypair) -> E
     cfg
 }
 
+/// Where sends go (`--via`). For the RPC route, the engine is pinned to the RPC node's address
+/// and told who that node is (`getIdentity`, asked before any runtime is entered, as Agave's
+/// blocking client needs); the transport is made later, inside the runtime.
+pub fn route(resolved: &Resolved, o: &SendOpts, cfg: &mut EngineConfig) -> Result<Option<RpcSend>> {
+    let url = match o.route().map_err(|e| exit::usage(anyhow::anyhow!(e)))? {
+        Route::Tpu => return Ok(None),
+        Route::Rpc(url) => url.unwrap_or_else(|| resolved.rpc_url.clone()),
+    };
+    let send = RpcSend::new(&url).map_err(|e| exit::usage(e.into()))?;
+    cfg.pinned_tpu = Some(send.addr());
+    cfg.via_rpc = Some(redact_url(&url));
+    cfg.pinned_identity =
+        solana_rpc_client::rpc_client::RpcClient::new_with_timeout(url, PREFLIGHT_RPC_TIMEOUT)
+            .get_identity()
+            .ok();
+    Ok(Some(send))
+}
+
+/// The transport for `route`'s answer: the RPC node's sendTransaction, or QUIC to the leaders.
+/// Inside the runtime.
+pub fn transport(via_rpc: Option<RpcSend>, identity: &Keypair) -> Result<Arc<dyn Transport>> {
+    Ok(match via_rpc {
+        Some(send) => Arc::new(send),
+        None => Arc::new(QuicTransport::new(identity).context("setting up QUIC")?),
+    })
+}
+
 pub fn run_engine(spec: RunSpec) -> Result<u8> {
     run_engine_journaled(spec, None)
 }
@@ -271,10 +298,11 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
         identity.pubkey(),
         headless::target_label(cfg.rate, 0.0)
     );
+    let via_rpc = route(&spec.resolved, &spec.opts, &mut cfg)?;
     let entered = session.rt.enter();
     cfg.events = session.event_tap().map(|t| t.engine_channel(None));
     cfg.fee_accounts = crate::fees::most_written(&spec.txs);
-    let transport = QuicTransport::new(identity).context("setting up QUIC")?;
+    let transport = transport(via_rpc, identity)?;
     let chain = RpcChain::new(&spec.resolved.rpc_url);
     let feed = spawn_slot_feed(spec.resolved.ws_url.clone());
     let journal_path = journal.as_ref().map(|j| j.file.path().to_path_buf());
@@ -295,7 +323,7 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
         spec.txs,
         priors,
         Arc::new(chain),
-        Arc::new(transport),
+        transport,
         Some(feed),
     );
     let watched = session.watch(

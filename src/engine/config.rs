@@ -25,8 +25,15 @@ pub struct EngineConfig {
     /// How long after a send an unconfirmed transaction is sent again.
     pub resend_interval: Duration,
     pub commitment: Commitment,
-    /// Send only here instead of following the leader schedule.
+    /// Send only here instead of following the leader schedule (`--tpu`, or the RPC node's
+    /// address with `--via rpc`).
     pub pinned_tpu: Option<SocketAddr>,
+    /// Who is behind the pinned address when the node list cannot say (an RPC node's own
+    /// identity, from `getIdentity`).
+    pub pinned_identity: Option<Pubkey>,
+    /// `--via rpc`: the RPC URL the sends go to (redacted), for the leaders panel and the
+    /// report; `None` sends over QUIC.
+    pub via_rpc: Option<String>,
     /// When durable-nonce transactions that have not landed are given up.
     pub deadline: Option<Duration>,
     /// Our QUIC identity, for the header's staked/unstaked.
@@ -68,6 +75,8 @@ impl EngineConfig {
             resend_interval: Duration::from_millis(4_000),
             commitment: Commitment::Confirmed,
             pinned_tpu: None,
+            pinned_identity: None,
+            via_rpc: None,
             deadline: None,
             identity,
             rpc_url_display,

@@ -103,6 +103,8 @@ pub struct LeaderBook {
     /// The node advertising the pinned address, looked up once per address refresh rather
     /// than per send.
     pinned_identity: Option<Pubkey>,
+    /// Who is behind the pinned address when no node advertises it (an RPC node).
+    pinned_known: Option<Pubkey>,
     /// The node list has been asked for once (answered or failed): pinned sends wait for it so
     /// that even the first ones are attributed to the right node.
     nodes_asked: bool,
@@ -120,9 +122,16 @@ impl LeaderBook {
             backoff: HashMap::new(),
             pinned,
             pinned_identity: None,
+            pinned_known: None,
             nodes_asked: false,
             fanout,
         }
+    }
+
+    /// Names the node behind the pinned address when the node list cannot.
+    pub fn with_pinned_identity(mut self, identity: Option<Pubkey>) -> Self {
+        self.pinned_known = identity;
+        self
     }
 
     pub fn slot(&self) -> u64 {
@@ -226,9 +235,12 @@ impl LeaderBook {
     }
 
     /// Who is behind the pinned address: the node advertising it, else the current leader.
+    /// The node behind the pinned address: the one advertising it, else the one named by the
+    /// configuration; unknown (the default key) when neither says — never the current leader,
+    /// which would credit it with sends it never received.
     fn pinned_identity(&self) -> Pubkey {
         self.pinned_identity
-            .or_else(|| self.leader_at(self.slot))
+            .or(self.pinned_known)
             .unwrap_or_default()
     }
 

@@ -35,6 +35,7 @@ pub mod quic;
 mod resign;
 mod resume;
 pub mod rpc;
+pub mod rpc_send;
 mod run;
 /// Test support, like `ui::fixtures`: only with the `test-support` feature (tests, benches).
 #[cfg(any(test, feature = "test-support"))]

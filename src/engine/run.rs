@@ -79,6 +79,8 @@ pub(super) struct Engine {
     start_paused: bool,
     /// For the header.
     rpc_url_display: String,
+    /// `--via rpc`: where sends go, for the leaders panel.
+    via_rpc: Option<String>,
     commitment: Commitment,
     identity: Pubkey,
     /// Shared with the supervisor in [`super::spawn_resumed`], which publishes FAILED if this
@@ -107,7 +109,8 @@ impl Engine {
         }
         let mut engine = Self {
             store,
-            leaders: LeaderBook::new(cfg.fanout, cfg.pinned_tpu),
+            leaders: LeaderBook::new(cfg.fanout, cfg.pinned_tpu)
+                .with_pinned_identity(cfg.pinned_identity),
             meter: Meter::default(),
             sync: ChainSync::new(&cfg, chain, updates, start, batch_price),
             confirmer,
@@ -119,6 +122,7 @@ impl Engine {
             poll_interval: cfg.poll_interval,
             publish_interval: cfg.publish_interval,
             start_paused: cfg.start_paused,
+            via_rpc: cfg.via_rpc.clone(),
             rpc_url_display: cfg.rpc_url_display,
             commitment: cfg.commitment,
             identity: cfg.identity,
@@ -397,6 +401,7 @@ impl Engine {
                 health: self.sync.health().cloned(),
                 slot_feed_live: self.sync.feed_live(now),
                 fees: self.sync.fees(),
+                via_rpc: self.via_rpc.clone(),
             },
             rate: RateView {
                 target: self.dispatcher.target(),

@@ -370,6 +370,8 @@ pub struct ClusterView {
     pub slot_feed_live: bool,
     /// Where the batch's price sits among recent fees; `None` until the cluster answered.
     pub fees: Option<FeeView>,
+    /// `--via rpc`: the RPC URL (redacted) every send goes to; `None` sends over QUIC.
+    pub via_rpc: Option<String>,
 }
 
 /// What recent slots charged for the accounts the batch writes most, and the batch's own
@@ -488,6 +490,7 @@ impl Snapshot {
                 health: None,
                 slot_feed_live: false,
                 fees: None,
+                via_rpc: None,
             },
             rate: RateView {
                 target,

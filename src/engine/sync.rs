@@ -46,8 +46,6 @@ pub(super) struct ChainSync {
     chain: Arc<dyn Chain>,
     updates: mpsc::UnboundedSender<Update>,
     identity: solana_pubkey::Pubkey,
-    /// With `--tpu` the schedule is not needed.
-    pinned: bool,
     poll_interval: Duration,
     rpc_url_display: String,
     start: Instant,
@@ -80,7 +78,6 @@ impl ChainSync {
             chain,
             updates,
             identity: cfg.identity,
-            pinned: cfg.pinned_tpu.is_some(),
             poll_interval: cfg.poll_interval,
             rpc_url_display: cfg.rpc_url_display.clone(),
             start,
@@ -141,7 +138,8 @@ impl ChainSync {
     /// Fetches more of the leader schedule as soon as the known part runs short — including
     /// right after the first slot arrives, so the first send does not wait a poll.
     fn request_schedule(&mut self, leaders: &LeaderBook) {
-        if self.pinned || self.inflight.schedule {
+        // Fetched with `--tpu` and `--via rpc` too: landings are credited to their slot's leader.
+        if self.inflight.schedule {
             return;
         }
         if let Some((start, limit)) = leaders.schedule_request() {

@@ -64,6 +64,8 @@ pub(super) struct Summary {
     pub(super) outcome: String,
     pub(super) error: Option<String>,
     pub(super) rpc_url: String,
+    #[serde(default)]
+    pub(super) via_rpc: Option<String>,
     pub(super) commitment: String,
     #[serde(default)]
     pub(super) identity: Option<String>,

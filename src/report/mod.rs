@@ -40,6 +40,9 @@ pub struct Summary {
     /// Why the run failed, when `outcome` is `failed`.
     pub error: Option<String>,
     pub rpc_url: String,
+    /// `--via rpc`: the RPC URL (redacted) every send went to through `sendTransaction`;
+    /// null when sends went over QUIC to the leaders.
+    pub via_rpc: Option<String>,
     pub commitment: &'static str,
     /// The QUIC identity the run sent as.
     pub identity: String,
@@ -201,6 +204,7 @@ impl Report {
                     _ => None,
                 },
                 rpc_url: s.cluster.rpc_url.clone(),
+                via_rpc: s.cluster.via_rpc.clone(),
                 commitment: s.cluster.commitment,
                 identity: s.cluster.identity.to_string(),
                 slot: s.cluster.slot,

@@ -154,6 +154,7 @@ pub(super) fn to_snapshot(file: RunReport) -> Result<Snapshot, (usize, String)> 
             health: None,
             slot_feed_live: false,
             fees: None,
+            via_rpc: summary.via_rpc,
         },
         rate: RateView {
             target,

@@ -82,6 +82,7 @@ fn cluster() -> ClusterView {
         staked: Some(false),
         health: None,
         slot_feed_live: true,
+        via_rpc: None,
         fees: Some(FeeView {
             recent: Arc::new((0..150u64).map(|i| i * 20_000).collect()),
             batch_price: 1_000_000,

@@ -73,13 +73,21 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
     } else {
         fmt::short_key(&now.identity)
     };
+    // With --via rpc every send goes to the RPC node, not to a leader's TPU.
+    let route = match &snap.cluster.via_rpc {
+        Some(url) => vec![
+            Span::styled("  via rpc ", theme.dim()),
+            Span::raw(url.clone()),
+        ],
+        None => vec![Span::styled("  tpu ", theme.dim()), Span::raw(addr(now))],
+    };
+    let mut first = vec![
+        Span::styled("now ", theme.dim()),
+        Span::styled(ident, theme.bold()),
+    ];
+    first.extend(route);
     let head = vec![
-        Line::from(vec![
-            Span::styled("now ", theme.dim()),
-            Span::styled(ident, theme.bold()),
-            Span::styled("  tpu ", theme.dim()),
-            Span::raw(addr(now)),
-        ]),
+        Line::from(first),
         Line::from(vec![
             Span::raw("    "),
             Span::styled(now.conn.label(), theme.conn(&now.conn)),

@@ -25,7 +25,7 @@ use solana_signer::Signer;
 use crate::{
     cli::{DeployArgs, GlobalOpts, OutputMode},
     commands::{
-        send::engine_config,
+        send::{engine_config, route, transport},
         session::{Session, print_aside},
     },
     config,
@@ -36,7 +36,7 @@ use crate::{
         plan::{self, Action, Inputs},
         relay::{Relay, blank_snapshot},
     },
-    engine::{quic::QuicTransport, rpc::RpcChain},
+    engine::rpc::RpcChain,
     exit,
     keyfile::{read_keypair, write_private_keypair},
     redact::redact_url,
@@ -183,15 +183,16 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
     }
     let started = Instant::now();
     let session = Session::start(&args.send, "deploy", global.output)?;
-    let cfg = engine_config(&resolved, &args.send, &session.identity);
+    let mut cfg = engine_config(&resolved, &args.send, &session.identity);
+    let via_rpc = route(&resolved, &args.send, &mut cfg)?;
     let outcome = {
         let _entered = session.rt.enter();
-        let transport = QuicTransport::new(&session.identity).context("setting up QUIC")?;
+        let transport = transport(via_rpc, &session.identity)?;
         let (relay, ends) = Relay::new(Arc::new(blank_snapshot(&cfg)), args.send.paused);
         let cluster = Cluster {
             engine: cfg,
             chain: Arc::new(RpcChain::new(&resolved.rpc_url)),
-            transport: Arc::new(transport),
+            transport,
             ws_url: Some(resolved.ws_url.clone()),
             events: session.event_tap(),
             rpc: Arc::new(
