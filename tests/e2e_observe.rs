@@ -358,9 +358,10 @@ fn metrics_events_and_the_report_agree_with_each_other_and_the_chain() {
 }
 
 /// `--preflight`, on by default for `send`: a good batch passes every check and is sent; an
-/// unfunded fee payer, an expired blockhash and a transaction that fails in simulation are
-/// each refused with exit 2 before anything is sent; `--force` sends the failing one anyway,
-/// and it lands as failed, as the table warned.
+/// unfunded fee payer, an expired blockhash, a transaction that fails in simulation and a
+/// durable nonce its account no longer holds are each refused with exit 2 before anything is
+/// sent; `--force` sends the failing one anyway, and it lands as failed, as the table warned;
+/// a durable-nonce transaction with its account's current value passes and lands.
 #[test]
 fn preflight_refuses_what_cannot_land_and_force_sends_it() {
     use solana_keypair::Keypair;
@@ -463,6 +464,63 @@ fn preflight_refuses_what_cannot_land_and_force_sends_it() {
     let (stderr, report) = send("overdraw.b64", &["--force"], 1);
     assert!(stderr.contains("sending anyway"), "{stderr}");
     assert_eq!(report["summary"]["failed"], 1, "{report:#}");
+
+    // Durable nonces: a transaction carrying a value its nonce account does not hold can never
+    // land and is refused; one carrying the account's current value passes and lands.
+    let nonce = Keypair::new();
+    let rent = rpc
+        .get_minimum_balance_for_rent_exemption(solana_nonce::state::State::size())
+        .expect("rent");
+    let create = solana_system_interface::instruction::create_nonce_account(
+        &mint.pubkey(),
+        &nonce.pubkey(),
+        &mint.pubkey(),
+        rent,
+    );
+    let tx = solana_transaction::Transaction::new_signed_with_payer(
+        &create,
+        Some(&mint.pubkey()),
+        &[mint, &nonce],
+        fresh(),
+    );
+    rpc.send_and_confirm_transaction(&tx)
+        .expect("creating the nonce account");
+    let value = txpace::preflight::nonce_value(
+        &rpc.get_account_data(&nonce.pubkey())
+            .expect("nonce account"),
+    )
+    .expect("an initialized nonce account");
+    let durable = |hash: solana_hash::Hash| {
+        let ixs = [
+            solana_system_interface::instruction::advance_nonce_account(
+                &nonce.pubkey(),
+                &mint.pubkey(),
+            ),
+            solana_system_interface::instruction::transfer(&mint.pubkey(), &mint.pubkey(), 1),
+        ];
+        let message = Message::new_with_blockhash(&ixs, Some(&mint.pubkey()), &hash);
+        VersionedTransaction::try_new(VersionedMessage::Legacy(message), &[mint]).expect("signing")
+    };
+    write(
+        "stale-nonce.b64",
+        &[durable(solana_hash::Hash::new_from_array([7; 32]))],
+    );
+    let (stderr, _) = send("stale-nonce.b64", &[], 2);
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.trim_start().starts_with("nonces") && l.contains("FATAL")),
+        "{stderr}"
+    );
+    write("nonce.b64", &[durable(value)]);
+    let (stderr, report) = send("nonce.b64", &[], 0);
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.trim_start().starts_with("nonces") && l.contains(" ok ")),
+        "{stderr}"
+    );
+    assert_eq!(report["summary"]["confirmed"], 1, "{report:#}");
 }
 
 /// `--via rpc`: the same paced, tracked run through the RPC node's sendTransaction. Everything

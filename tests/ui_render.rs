@@ -454,6 +454,9 @@ fn via_rpc() {
     let mut snap = fixtures::running(300);
     snap.cluster.via_rpc = Some("https://rpc.example.com/***".into());
     let text = screen(&snap);
-    assert!(text.contains("via rpc https://rpc.example.com/***"), "{text}");
+    assert!(
+        text.contains("via rpc https://rpc.example.com/***"),
+        "{text}"
+    );
     insta::assert_snapshot!(text);
 }

@@ -3,6 +3,7 @@
 
 mod deploy;
 mod measure;
+mod routes;
 mod send;
 
 use clap::{Parser, Subcommand};
@@ -24,6 +25,9 @@ enum Bench {
     Send(send::Args),
     /// A program deploy through txpace and through Agave's parallel deploy path
     Deploy(deploy::Args),
+    /// The same workload through txpace's two routes: QUIC to the leaders (--via tpu) and the
+    /// RPC node's sendTransaction (--via rpc)
+    Routes(routes::Args),
     /// (internal) Agave's TpuClient as a measured child process
     #[command(hide = true)]
     AgaveSend(send::AgaveArgs),
@@ -33,6 +37,7 @@ fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Bench::Send(args) => send::run(args),
         Bench::Deploy(args) => deploy::run(args),
+        Bench::Routes(args) => routes::run(args),
         Bench::AgaveSend(args) => send::agave_send(args),
     }
 }

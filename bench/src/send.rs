@@ -94,7 +94,13 @@ struct Figures {
     max_rate: Vec<MaxFigure>,
 }
 
-fn generate(v: &LocalValidator, dir: &Path, name: &str, n: usize, payers: u32) -> Result<PathBuf> {
+pub(crate) fn generate(
+    v: &LocalValidator,
+    dir: &Path,
+    name: &str,
+    n: usize,
+    payers: u32,
+) -> Result<PathBuf> {
     let out = dir.join(name);
     let mut cmd = Command::new(txpace_bin()?);
     cmd.args([
@@ -119,7 +125,11 @@ fn generate(v: &LocalValidator, dir: &Path, name: &str, n: usize, payers: u32) -
 }
 
 /// Runs `txpace send --no-tui` and returns its measured usage and report.
-fn txpace_send(v: &LocalValidator, file: &Path, extra: &[&str]) -> Result<(Usage, Value)> {
+pub(crate) fn txpace_send(
+    v: &LocalValidator,
+    file: &Path,
+    extra: &[&str],
+) -> Result<(Usage, Value)> {
     let report = file.with_extension("report.json");
     let mut cmd = Command::new(txpace_bin()?);
     cmd.args([
@@ -268,7 +278,7 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-fn tempfile_dir() -> Result<PathBuf> {
+pub(crate) fn tempfile_dir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("txpace-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)

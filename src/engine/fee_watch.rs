@@ -1,7 +1,9 @@
 //! Recent fees for the batch's most-written accounts, asked at the start of the run and every
 //! [`REFRESH`] after, so the header and the detail view say where the batch's price sits while
 //! the cluster's appetite changes. A node that does not answer this call (some providers
-//! refuse it) only leaves the fee line out: it says nothing about the RPC's health.
+//! refuse it) only leaves the fee line out: it says nothing about the RPC's health. When the
+//! batch pays less than most recent slots charged, a warning says so once (and again if it
+//! recovers and falls behind later): that is often why a batch lands slowly.
 
 use std::{sync::Arc, time::Duration};
 
@@ -23,6 +25,8 @@ pub(super) struct FeeWatch {
     view: Option<FeeView>,
     asked_at: Option<Instant>,
     inflight: bool,
+    /// The last answer found the batch below the median (warned once per fall).
+    below: bool,
 }
 
 impl FeeWatch {
@@ -33,6 +37,7 @@ impl FeeWatch {
             view: None,
             asked_at: None,
             inflight: false,
+            below: false,
         }
     }
 
@@ -63,10 +68,24 @@ impl FeeWatch {
         match result {
             Ok(mut recent) if !recent.is_empty() => {
                 recent.sort_unstable();
-                self.view = Some(FeeView {
+                let view = FeeView {
                     recent: Arc::new(recent),
                     batch_price: self.batch_price,
-                });
+                };
+                let below = view.below_median();
+                if below && !self.below {
+                    log::warn!(
+                        "the batch's median price, {} µlamports/CU, is p{} of what the last {} \
+                         slots charged for its accounts (median {}): it may wait behind \
+                         better-paying transactions",
+                        view.batch_price,
+                        view.rank(view.batch_price),
+                        view.recent.len(),
+                        view.median()
+                    );
+                }
+                self.below = below;
+                self.view = Some(view);
             }
             Ok(_) => {}
             Err(e) => log::debug!("recent fees: {e}"),

@@ -178,7 +178,12 @@ pub(super) fn nonces(
             CHECK,
             Severity::Fatal,
             format!(
-                "{stale} transactions carry a nonce their account no longer holds (e.g. {account}): they can never land"
+                "{stale} {} a nonce their account no longer holds (e.g. {account}): never lands as signed",
+                if stale == 1 {
+                    "transaction carries"
+                } else {
+                    "transactions carry"
+                }
             ),
         ),
     }))
@@ -194,6 +199,7 @@ pub(super) fn simulation(rpc: &RpcClient, txs: &[Decoded<'_>]) -> Result<Finding
     };
     let picks = sample_indexes(txs.len());
     let mut landed_before = 0usize;
+    let mut unjudged = 0usize;
     for &i in &picks {
         let d = &txs[i];
         let result = rpc
@@ -207,7 +213,8 @@ pub(super) fn simulation(rpc: &RpcClient, txs: &[Decoded<'_>]) -> Result<Finding
             continue;
         }
         if text.contains("Blockhash not found") {
-            // The blockhash check above says so for the whole batch.
+            // An expired blockhash or a stale nonce: the checks above say so for the batch.
+            unjudged += 1;
             continue;
         }
         let last_log = result
@@ -227,15 +234,19 @@ pub(super) fn simulation(rpc: &RpcClient, txs: &[Decoded<'_>]) -> Result<Finding
             ),
         ));
     }
-    let detail = if landed_before > 0 {
-        format!(
-            "{} of {} samples succeed; {landed_before} already landed",
-            picks.len() - landed_before,
-            picks.len()
-        )
-    } else {
-        format!("{} of {} samples succeed", picks.len(), picks.len())
-    };
+    let mut detail = format!(
+        "{} of {} samples succeed",
+        picks.len() - landed_before - unjudged,
+        picks.len()
+    );
+    if landed_before > 0 {
+        detail.push_str(&format!("; {landed_before} already landed"));
+    }
+    if unjudged > 0 {
+        detail.push_str(&format!(
+            "; {unjudged} not judged: the node does not know their blockhash or nonce"
+        ));
+    }
     Ok(Finding::new(CHECK, Severity::Ok, detail))
 }
 
