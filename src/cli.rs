@@ -170,8 +170,9 @@ pub enum Command {
 
 #[derive(Debug, Args)]
 pub struct ViewArgs {
-    /// A report written by `send --report` or `demo --report`, or a deploy's report (one
-    /// phase at a time, see --phase)
+    /// A report written by `send --report` or `demo --report`, a deploy's report (one phase at
+    /// a time, see --phase), or a send's journal (for a run that wrote no report: its
+    /// transactions' fates, without times)
     #[arg(value_hint = ValueHint::FilePath)]
     pub report: PathBuf,
     /// Which phase of a deploy's report to show [default: the writes, else the last phase]

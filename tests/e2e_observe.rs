@@ -355,6 +355,29 @@ fn metrics_events_and_the_report_agree_with_each_other_and_the_chain() {
     term.keys(b"q");
     let status = term.wait_exit(Duration::from_secs(10));
     assert!(status.success(), "view exits 0 on q: {status:?}");
+
+    // The run's journal, for a run that wrote no report: the same fates, no times.
+    let journal = common::files_under(dir.path())
+        .into_iter()
+        .find(|f| {
+            f.extension().is_some_and(|e| e == "jnl")
+                && f.file_name()
+                    .is_some_and(|n| n.to_string_lossy().contains("observed"))
+        })
+        .expect("the run's journal");
+    let journal_arg = journal.to_str().expect("utf-8 path");
+    let mut term = Terminal::spawn(txpace_in_terminal(dir.path(), &["view", journal_arg]));
+    term.wait_for("the journaled run", Duration::from_secs(30), |t| {
+        t.contains(&format!("journal of {n} transactions"))
+            && t.contains("DONE")
+            && t.contains(&format!("Confirmed {n}"))
+    });
+    term.keys(b"q");
+    let status = term.wait_exit(Duration::from_secs(10));
+    assert!(
+        status.success(),
+        "view of a journal exits 0 on q: {status:?}"
+    );
 }
 
 /// `--preflight`, on by default for `send`: a good batch passes every check and is sent; an

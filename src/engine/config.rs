@@ -14,7 +14,8 @@ use tokio::sync::mpsc;
 use super::{event::RunEvent, fact::TxFact, snapshot::RateTarget};
 use crate::config::Commitment;
 
-/// How a run behaves; every field has a CLI flag on `txpace send`.
+/// How a run behaves: most fields come from `txpace send`'s flags, the rest from what the
+/// command learned (the batch's most-written accounts, the RPC node behind `--via rpc`).
 #[derive(Clone)]
 pub struct EngineConfig {
     pub rate: RateTarget,

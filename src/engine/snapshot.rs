@@ -197,7 +197,7 @@ pub struct SendRecord {
     pub outcome: Option<StreamOutcome>,
     /// Time from handing it to QUIC to the leader's answer.
     pub ack_ms: Option<u64>,
-    /// `None` when the stream was accepted, else why it failed.
+    /// Why it failed; `None` when accepted or still in flight.
     pub error: Option<String>,
 }
 

@@ -316,8 +316,8 @@ impl TxStore {
         self.counts.streams.sent += 1;
     }
 
-    /// Records one stream's outcome, which came at `now`; a failure's reason goes into the send
-    /// log.
+    /// Records one stream's outcome, which came at `now`: its outcome, acknowledgement time and
+    /// any failure's reason go into the send log, and an event to `--events`.
     pub fn record_stream_result(&mut self, r: StreamResult<'_>, now: Instant) {
         let StreamResult {
             id,

@@ -365,3 +365,38 @@ fn default_paths_are_named_by_file_and_content() {
     assert_eq!(name, format!("my_workload-{}.jnl", &ins.content_hash[..16]));
     assert!(path.parent().unwrap().ends_with("journals"));
 }
+
+/// `txpace view JOURNAL`: every journaled transaction with its fate and sends, the one never
+/// sent left out and said so, and the run shown as stopped (one is still unconfirmed).
+#[test]
+fn a_journal_reads_back_as_a_view_of_its_fates() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.jnl");
+    let txs = txs(5, 3);
+    write_run(&path, &txs, &first_run());
+    let (snap, note) = crate::report::load_journal(&path).expect("a view");
+    assert!(note.contains("journal of 5 transactions"), "{note}");
+    assert!(note.contains("1 never sent are not shown"), "{note}");
+    let states: Vec<(String, crate::engine::lifecycle::TxState, u32, Option<u64>)> = snap
+        .txs
+        .iter()
+        .map(|v| (v.origin.to_string(), v.state, v.sends, v.landed_slot))
+        .collect();
+    use crate::engine::lifecycle::TxState as S;
+    assert_eq!(
+        states,
+        vec![
+            ("in.b64:1".into(), S::Confirmed, 1, Some(41)),
+            ("in.b64:2".into(), S::Resent, 2, None),
+            ("in.b64:3".into(), S::Failed, 1, Some(42)),
+            ("in.b64:4".into(), S::Expired, 1, None),
+        ]
+    );
+    assert_eq!(snap.txs[0].signature, txs[0].signature);
+    assert_eq!(
+        snap.txs[2].last_error.as_deref(),
+        Some("InstructionError(0, Custom(1))")
+    );
+    assert_eq!(snap.run, crate::engine::snapshot::RunState::Stopped);
+    assert_eq!(snap.counts.sends, 5);
+}

@@ -1,10 +1,13 @@
 //! The machine-readable account of a run: `--report PATH` writes it as JSON, with a summary and
 //! one record per transaction, in input order. Its shape is checked against
-//! `assets/report.schema.json` in the tests, so scripts can rely on it.
+//! `assets/report.schema.json` in the tests, so scripts can rely on it. `txpace view` reads it
+//! back (`load`, `replay`), or a journal in its place (`journal`).
 
+mod journal;
 mod load;
 mod replay;
 
+pub use journal::load_journal;
 pub use load::{LoadError, load};
 
 use std::{collections::BTreeSet, path::Path, time::Duration};
