@@ -1,6 +1,7 @@
 //! The real `txpace send` dashboard in a pseudo-terminal (160×48) against a real validator:
 //! the screen shows the five queues, the leader's identity and the target pace; `p` pauses,
-//! `+` raises the pace 10%, `q` quits with exit 0 and the terminal restored.
+//! `+` raises the pace 10%, `q` quits with exit 0 and the terminal restored. `--metrics`
+//! serves the dashboard's run too, and follows its pause.
 
 mod common;
 
@@ -8,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::{
     generate,
+    metrics::{announced, get, scrape},
     pty::{Terminal, txpace_in_terminal},
     start_validator,
 };
@@ -31,6 +33,8 @@ fn dashboard_shows_queues_leader_and_pace_and_obeys_keys() {
             &v.ws_url(),
             "--rate",
             "50",
+            "--metrics",
+            "127.0.0.1:0",
             &file_arg,
         ],
     ));
@@ -45,11 +49,19 @@ fn dashboard_shows_queues_leader_and_pace_and_obeys_keys() {
             && t.contains("target 50 tx/s")
     });
     eprintln!("dashboard:\n{text}");
+    // The endpoint was announced before the dashboard took the screen.
+    let addr = announced(&String::from_utf8_lossy(&screen.raw())).expect("metrics address");
+    let during = scrape(addr).expect("a scrape while the dashboard runs");
+    assert_eq!(get(&during, r#"txpace_run_state{state="running"}"#), 1.0);
+    assert_eq!(get(&during, "txpace_transactions_in_run"), 2000.0);
+    assert!(get(&during, "txpace_sends_total") > 0.0);
 
     screen.keys(b"p");
     screen.wait_for("PAUSED", Duration::from_secs(5), |t| {
         t.to_lowercase().contains("paused")
     });
+    let paused = scrape(addr).expect("a scrape while paused");
+    assert_eq!(get(&paused, r#"txpace_run_state{state="paused"}"#), 1.0);
     screen.keys(b"+");
     let text = screen.wait_for("55 tx/s", Duration::from_secs(5), |t| t.contains("55 tx/s"));
     eprintln!("after p and +:\n{text}");

@@ -8,8 +8,8 @@ mod common;
 
 use std::{
     collections::HashMap,
-    io::{BufRead, BufReader, Read, Write},
-    net::{SocketAddr, TcpStream},
+    io::{BufRead, BufReader},
+    net::SocketAddr,
     process::{Child, Stdio},
     str::FromStr,
     sync::mpsc,
@@ -18,41 +18,13 @@ use std::{
 
 use common::{
     gen_command,
+    metrics::{Scrape, get, scrape},
     pty::{Terminal, txpace_in_terminal},
     read_report, run_expect, send_command, start_validator,
 };
 use serde_json::Value;
 use solana_pubkey::Pubkey;
 use txpace::validator::ValidatorOptions;
-
-/// One scrape: `name{labels}` → value.
-type Scrape = HashMap<String, f64>;
-
-fn scrape(addr: SocketAddr) -> Option<Scrape> {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: txpace\r\n\r\n")
-        .ok()?;
-    let mut text = String::new();
-    s.read_to_string(&mut text).ok()?;
-    let (head, body) = text.split_once("\r\n\r\n")?;
-    assert!(head.starts_with("HTTP/1.0 200"), "{head}");
-    assert!(head.contains("text/plain; version=0.0.4"), "{head}");
-    Some(
-        body.lines()
-            .filter(|l| !l.starts_with('#') && !l.is_empty())
-            .filter_map(|l| {
-                let (k, v) = l.rsplit_once(' ')?;
-                Some((k.to_string(), v.parse().ok()?))
-            })
-            .collect(),
-    )
-}
-
-fn get(s: &Scrape, key: &str) -> f64 {
-    *s.get(key)
-        .unwrap_or_else(|| panic!("no series {key}; have {:?}", s.keys()))
-}
 
 fn kill(child: &mut Child) {
     let _ = child.kill();

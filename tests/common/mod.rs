@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod budget;
+pub mod metrics;
 pub mod pty;
 pub mod schema;
 pub mod secrets;
