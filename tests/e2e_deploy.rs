@@ -903,3 +903,78 @@ fn budgeted_deploys(v: &LocalValidator, rpc: &RpcClient, memo: &[u8]) {
     assert_eq!(data[12], 0, "--final left an upgrade authority");
     assert_eq!(&data[PROGRAMDATA_HEADER..][..memo.len()], memo);
 }
+
+/// `--metrics` on a deploy: each phase's series carry its name, keep their final values once
+/// the phase is over, and equal the phase's figures in the deploy report (scraped after the
+/// run, while `--metrics-linger` holds the endpoint open).
+#[test]
+fn deploy_metrics_carry_each_phase_and_match_the_report() {
+    use common::metrics::{announced, get, scrape};
+
+    let memo = program("spl_memo.so");
+    let v = common::start_validator(ValidatorOptions::default());
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = dir.path();
+    let so = copy_program(d, "memo.so", &memo);
+    let report_path = d.join("deploy-report.json");
+    let report_arg = report_path.to_str().expect("utf-8 path");
+    let mut child = spawn_deploy(
+        &v,
+        d,
+        &[
+            &so,
+            "--report",
+            report_arg,
+            "--metrics",
+            "127.0.0.1:0",
+            "--metrics-linger",
+            "120",
+        ],
+    );
+    let addr = wait_for("the metrics address", Duration::from_secs(60), || {
+        announced(&std::fs::read_to_string(d.join("child.err")).unwrap_or_default())
+    });
+    // The report is written before the linger begins.
+    wait_for("the deploy report", Duration::from_secs(120), || {
+        report_path.exists().then_some(())
+    });
+    thread::sleep(Duration::from_millis(300));
+    let scraped = scrape(addr).expect("a scrape after the deploy");
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    assert!(status.success());
+    let exit = child.wait().expect("waiting for txpace deploy");
+    assert_eq!(exit.code(), Some(0), "the deploy's own exit code stands");
+    let report = read_deploy_report(&report_path);
+    assert_eq!(report["outcome"], "deployed", "{report:#}");
+    for name in phase_names(&report) {
+        let s = &phase(&report, &name)["report"]["summary"];
+        let n = |v: &Value| v.as_u64().expect("a count") as f64;
+        assert_eq!(
+            get(
+                &scraped,
+                &format!(r#"txpace_sends_total{{phase="{name}"}}"#)
+            ),
+            n(&s["sends"]),
+            "{name}"
+        );
+        assert_eq!(
+            get(
+                &scraped,
+                &format!(r#"txpace_transactions{{phase="{name}",state="confirmed"}}"#)
+            ),
+            n(&s["confirmed"]),
+            "{name}"
+        );
+        assert_eq!(
+            get(
+                &scraped,
+                &format!(r#"txpace_streams_sent_total{{phase="{name}"}}"#)
+            ),
+            n(&s["streams"]["sent"]),
+            "{name}"
+        );
+    }
+}
