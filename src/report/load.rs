@@ -268,7 +268,7 @@ mod tests {
     }
 
     /// Bad input names the file and where: a truncated file, a field of the wrong kind, a
-    /// missing phase.
+    /// missing phase; huge figures load without a panic.
     #[test]
     fn a_broken_report_is_refused_with_file_line_and_reason() {
         let file = written(fixtures::done(3), false);
@@ -287,6 +287,15 @@ mod tests {
         .expect("write");
         let err = load(file.path(), None).expect_err("wrong kind").to_string();
         assert!(err.contains("not a txpace report"), "{err}");
+        // Figures at the edge of what the fields hold load as figures, never a panic.
+        let mut huge: serde_json::Value = serde_json::from_str(&text).expect("json");
+        huge["summary"]["elapsed_s"] = serde_json::json!(1e308);
+        for t in huge["transactions"].as_array_mut().expect("transactions") {
+            t["first_sent_ms"] = serde_json::json!(u64::MAX);
+            t["latency_ms"] = serde_json::json!(u64::MAX);
+        }
+        std::fs::write(file.path(), huge.to_string()).expect("write");
+        load(file.path(), None).expect("huge figures load");
         std::fs::write(file.path(), &text).expect("write");
         let err = load(file.path(), Some("writes"))
             .expect_err("not a deploy")

@@ -164,7 +164,7 @@ pub(super) fn to_snapshot(file: RunReport) -> Result<Snapshot, (usize, String)> 
             },
             achieved: 0.0,
             landing: 0.0,
-            history: Arc::new(meter.history(elapsed + Duration::from_secs(1))),
+            history: Arc::new(meter.history(elapsed.saturating_add(Duration::from_secs(1)))),
         },
         counts,
         leaders: Arc::new(panel),
@@ -202,7 +202,7 @@ fn tx_view(
     let state = state_of(&t.status, t.sends)?;
     let first = t.first_sent_ms.map(ms);
     let landed_at = match (first, t.latency_ms) {
-        (Some(f), Some(l)) => Some(f + ms(l)),
+        (Some(f), Some(l)) => Some(f.saturating_add(ms(l))),
         _ => None,
     };
     let mut history = Vec::new();
@@ -254,7 +254,7 @@ fn tx_view(
                 last = Some(s.at);
             }
             if let Some(a) = s.ack_ms {
-                timeline.push((s.at + ms(a), Happened::Acked(ms(a))));
+                timeline.push((s.at.saturating_add(ms(a)), Happened::Acked(ms(a))));
             }
         }
     }
