@@ -143,7 +143,8 @@ pub enum Command {
     /// Generate the founding workload: N unique signed self-transfers
     #[command(after_help = crate::exit::HELP)]
     Gen(GenArgs),
-    /// Send signed transactions at a steady pace over QUIC and watch every one land
+    /// Send signed transactions at a steady pace over QUIC (or an RPC node's sendTransaction,
+    /// --via rpc) and watch every one land
     #[command(after_help = crate::exit::HELP)]
     Send(SendArgs),
     /// Start a local validator, generate the founding workload and send it with the dashboard
@@ -153,8 +154,8 @@ pub enum Command {
     /// through the engine and watched on the dashboard; an interrupted deploy resumes
     #[command(after_help = crate::exit::HELP)]
     Deploy(DeployArgs),
-    /// Open the dashboard on a finished run's report (--report), read-only: queues, leaders,
-    /// latency, and every transaction's detail — to look at a headless run later
+    /// Open the dashboard on a finished run's report (--report) or journal, read-only: queues,
+    /// leaders, latency, and every transaction's detail — to look at a headless run later
     #[command(after_help = crate::exit::HELP)]
     View(ViewArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
