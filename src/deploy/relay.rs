@@ -57,6 +57,8 @@ pub struct Relay {
     /// Members of the Confirmed queue already counted, and their bytes.
     counted: usize,
     confirmed_bytes: u64,
+    /// The last picture of every phase that has ended, carried in every later picture.
+    finished: Vec<Arc<Snapshot>>,
 }
 
 impl Relay {
@@ -77,6 +79,7 @@ impl Relay {
                 seq: 0,
                 counted: 0,
                 confirmed_bytes: 0,
+                finished: Vec::new(),
             },
             RelayEnds {
                 snapshots,
@@ -123,6 +126,7 @@ impl Relay {
                 done = &mut task => {
                     let outcome = done.map_err(|e| e.to_string())?;
                     self.publish(&outcome.snapshot, phase, last_phase);
+                    self.finished.push(self.last.clone());
                     self.offset += outcome.snapshot.elapsed;
                     return Ok(outcome);
                 }
@@ -186,6 +190,7 @@ impl Relay {
     fn send(&mut self, mut snap: Snapshot) {
         self.seq += 1;
         snap.seq = self.seq;
+        snap.finished_phases = Arc::new(self.finished.clone());
         let snap = Arc::new(snap);
         self.last = snap.clone();
         self.out.send_replace(snap);

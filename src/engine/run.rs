@@ -420,6 +420,7 @@ impl Engine {
             latency: self.meter.latency(),
             acks: self.meter.acks(),
             leader_totals: Arc::new(self.leaders.all_stats(now)),
+            finished_phases: Arc::default(),
             phase: None,
         }
     }

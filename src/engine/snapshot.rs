@@ -462,6 +462,11 @@ pub struct Snapshot {
     /// Every leader sent to in this run, with its figures over the whole run, most streams
     /// first (`leaders` holds only the window around now).
     pub leader_totals: Arc<Vec<LeaderStats>>,
+    /// A deploy's phases that have ended, each as its last picture (set by the relay; empty
+    /// from the engine itself): what watches the run from outside (`--metrics`) keeps every
+    /// phase's final figures even when it did not wake up for that picture.
+    #[serde(skip)]
+    pub finished_phases: Arc<Vec<Arc<Snapshot>>>,
     /// `None` from the engine itself; see [`PhaseView`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<PhaseView>,
@@ -506,6 +511,7 @@ impl Snapshot {
             latency: LatencyView::default(),
             acks: LatencyView::default(),
             leader_totals: Arc::default(),
+            finished_phases: Arc::default(),
             phase: None,
         }
     }

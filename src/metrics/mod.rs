@@ -61,15 +61,20 @@ impl MetricsListener {
 }
 
 /// The last snapshot of each engine run, by deploy phase (0 for a plain send): a finished
-/// phase's series keep their final values.
+/// phase's series keep their final values, taken from the relay's record of ended phases so
+/// that a phase that ended between two wake-ups is not left at an earlier picture.
 #[derive(Default)]
 struct Runs(Mutex<BTreeMap<u8, Arc<Snapshot>>>);
 
 impl Runs {
+    /// Keeps `snap` as its phase's latest, and every ended phase's last picture it carries.
     fn note(&self, snap: Arc<Snapshot>) {
-        let step = snap.phase.as_ref().map_or(0, |p| p.step);
+        let step = |s: &Snapshot| s.phase.as_ref().map_or(0, |p| p.step);
         let mut runs = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        runs.insert(step, snap);
+        for done in snap.finished_phases.iter() {
+            runs.insert(step(done), done.clone());
+        }
+        runs.insert(step(&snap), snap);
     }
 
     fn render(&self) -> String {

@@ -122,3 +122,25 @@ fn a_scrape_never_shows_a_secret() {
     assert!(!text.contains("k3y"), "{text}");
     assert!(text.contains("rpc.example.com"), "{text}");
 }
+
+/// A phase that ended between two wake-ups still shows its final figures: the next phase's
+/// picture carries them.
+#[test]
+fn an_ended_phase_missed_by_the_keeper_keeps_its_final_figures() {
+    let mut writes = fixtures::deploying(40);
+    writes.run = crate::engine::snapshot::RunState::Running;
+    let mut deploy = fixtures::running(2);
+    deploy.phase = writes.phase.clone().map(|mut p| {
+        p.name = "deploy".into();
+        p.step += 1;
+        p
+    });
+    deploy.finished_phases = Arc::new(vec![Arc::new(writes.clone())]);
+    // Only the later picture is ever seen.
+    let text = scrape(&[deploy]);
+    let name = writes.phase.as_ref().expect("phase").name.to_string();
+    assert_eq!(
+        value(&text, &format!(r#"txpace_sends_total{{phase="{name}"}}"#)),
+        writes.counts.sends as f64
+    );
+}

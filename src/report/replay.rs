@@ -173,6 +173,7 @@ pub(super) fn to_snapshot(file: RunReport) -> Result<Snapshot, (usize, String)> 
         latency: meter.latency(),
         acks: meter.acks(),
         leader_totals: Arc::new(totals),
+        finished_phases: Arc::default(),
         phase: None,
     })
 }

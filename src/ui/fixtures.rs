@@ -352,6 +352,7 @@ fn build(n: usize, finished: bool, run: RunState) -> Snapshot {
         counts,
         acks: acks(counts.streams.sent),
         leader_totals: Arc::new(totals(&leaders)),
+        finished_phases: Arc::default(),
         leaders: Arc::new(leaders),
         txs,
         queues,
@@ -384,6 +385,7 @@ pub fn empty() -> Snapshot {
         latency: LatencyView::default(),
         acks: LatencyView::default(),
         leader_totals: Arc::new(Vec::new()),
+        finished_phases: Arc::default(),
         phase: None,
     }
 }
