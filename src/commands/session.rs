@@ -218,9 +218,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// A line for people: on standard output, or on standard error when standard output carries
-/// `--output json`.
-pub fn print_aside(json: bool, line: &str) {
-    if json {
+/// data (`--output json`, or `--events -`).
+pub fn print_aside(stdout_is_data: bool, line: &str) {
+    if stdout_is_data {
         eprintln!("{line}");
     } else {
         println!("{line}");
