@@ -296,14 +296,15 @@ impl Dispatcher {
     }
 
     /// One stream of a send finished: the leader's figures, the transaction's send log, the
-    /// send's round, and the closed loop (throttling) hear of it.
+    /// send's round, and the closed loop (throttling) hear of it. Returns how long the leader
+    /// took to answer, for the meter.
     pub(super) fn on_send_done(
         &mut self,
         done: SendDone,
         store: &mut TxStore,
         leaders: &mut LeaderBook,
         now: Instant,
-    ) {
+    ) -> Duration {
         let SendDone {
             id,
             round,
@@ -327,6 +328,7 @@ impl Dispatcher {
             leader,
             addr,
             sent_at,
+            took,
             outcome,
             error: error.as_deref(),
         };
@@ -337,6 +339,7 @@ impl Dispatcher {
         {
             m.on_throttle();
         }
+        took
     }
 
     /// When this was the send's last stream and none was accepted, the send reached no leader.

@@ -325,11 +325,13 @@ impl Engine {
     fn on_update(&mut self, update: Update) {
         match update {
             Update::SendDone(done) => {
-                let now = Instant::now();
-                self.meter
-                    .on_ack(now.saturating_duration_since(done.sent_at));
-                self.dispatcher
-                    .on_send_done(done, &mut self.store, &mut self.leaders, now);
+                let took = self.dispatcher.on_send_done(
+                    done,
+                    &mut self.store,
+                    &mut self.leaders,
+                    Instant::now(),
+                );
+                self.meter.on_ack(took);
             }
             Update::Chain(answer) => {
                 let Some(fact) = self.sync.on_answer(answer, &mut self.leaders) else {

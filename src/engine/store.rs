@@ -54,6 +54,8 @@ pub struct StreamResult<'a> {
     pub addr: SocketAddr,
     /// When it was handed to QUIC.
     pub sent_at: Instant,
+    /// How long the leader took to answer.
+    pub took: Duration,
     pub outcome: StreamOutcome,
     /// Why it failed; `None` when accepted.
     pub error: Option<&'a str>,
@@ -337,7 +339,7 @@ impl TxStore {
                 leader: r.leader,
                 tpu: r.addr,
                 sent_ms: millis(self.since_start(r.sent_at)),
-                ack_ms: millis(now.saturating_duration_since(r.sent_at)),
+                ack_ms: millis(r.took),
                 outcome,
                 error: error.map(str::to_string),
             });
@@ -347,7 +349,7 @@ impl TxStore {
             let kept = log_index.checked_sub(view.send_log_dropped as usize);
             if let Some(entry) = kept.and_then(|i| Arc::make_mut(&mut view.send_log).get_mut(i)) {
                 entry.outcome = Some(outcome);
-                entry.ack_ms = Some(millis(now.saturating_duration_since(r.sent_at)));
+                entry.ack_ms = Some(millis(r.took));
                 entry.error = error.map(str::to_string);
             }
             if let Some(error) = error
@@ -492,6 +494,7 @@ mod tests {
             leader: b,
             addr: SocketAddr::from(([127, 0, 0, 1], 1)),
             sent_at: start,
+            took: Duration::ZERO,
             outcome: StreamOutcome::Throttled,
             error: Some(error),
         };
