@@ -559,7 +559,8 @@ pub struct DeployArgs {
     )]
     pub program: Option<PathBuf>,
     /// Default signer: the fee payer and upgrade authority unless --fee-payer or
-    /// --upgrade-authority name others [default: the CLI config's keypair_path]
+    /// --upgrade-authority name others. Every signer is a keypair file, stdin, prompt://
+    /// (a seed phrase), ASK or usb://ledger [default: the CLI config's keypair_path]
     #[arg(short = 'k', long, value_name = "KEYPAIR", value_hint = ValueHint::FilePath)]
     pub keypair: Option<PathBuf>,
     /// Fee payer of every transaction (and the buffer's and program's rent), apart from the

@@ -604,7 +604,8 @@ fn fund(v: &LocalValidator, rpc: &RpcClient, to: &Pubkey) {
 
 /// Step 10: signers as the Solana CLI takes them. A fee payer read from `stdin`; a default
 /// signer from a seed phrase typed at `prompt://?key=0/0` in a terminal, never echoed nor
-/// written anywhere; and `usb://ledger`, refused with a usage error naming the device.
+/// written anywhere; and `usb://ledger`, looked for through Agave's remote-wallet code and, with
+/// no device plugged in, refused with a usage error naming the URI.
 fn signers_as_the_solana_cli_takes_them(v: &LocalValidator, rpc: &RpcClient, memo: &[u8]) {
     let dir = tempfile::tempdir().expect("temp dir");
     let d = dir.path();
@@ -696,7 +697,7 @@ fn signers_as_the_solana_cli_takes_them(v: &LocalValidator, rpc: &RpcClient, mem
         );
     }
 
-    // usb://ledger: no device can be reached in this build.
+    // usb://ledger: Agave's remote-wallet code looks for the device (none is plugged in here).
     let so = copy_program(d, "memo3.so", memo);
     let out = deploy_cmd(v, d, &[so.as_str(), "--fee-payer", "usb://ledger"])
         .output()
@@ -704,7 +705,9 @@ fn signers_as_the_solana_cli_takes_them(v: &LocalValidator, rpc: &RpcClient, mem
     let text = show("usb fee payer", &out);
     assert_eq!(out.status.code(), Some(2), "{text}");
     assert!(
-        text.contains("usb://ledger: no USB hardware wallet"),
+        text.contains(
+            "usb://ledger: the fee payer's hardware wallet cannot be reached: no device found"
+        ),
         "{text}"
     );
 }
@@ -743,13 +746,18 @@ fn a_larger_upgrade_extends_the_program_first(
     assert_deployed(rpc, &program, large, &v.mint_keypair().pubkey());
 }
 
-/// Step 8: `--buffer-only --new-buffer-authority KEY` (a multisig deploy's first half): the buffer
-/// holds the program, belongs to KEY, and its keypair file is kept; no program is deployed.
+/// Step 8: `--buffer-only --new-buffer-authority KEY` (a multisig deploy's first half, and the
+/// way txpace tells a hardware-wallet owner to deploy): the buffer holds the program, belongs to
+/// KEY, and its keypair file is kept; no program is deployed. Then `deploy --upgrade-authority
+/// KEY` from that buffer sends no write and one transaction signed by KEY (the one approval a
+/// wallet gives; a keypair file stands in for the device), and the program is live under KEY.
 fn buffer_only_then_handed_over(v: &LocalValidator, rpc: &RpcClient, memo: &[u8]) {
     let dir = tempfile::tempdir().expect("temp dir");
     let d = dir.path();
     let so = copy_program(d, "memo.so", memo);
-    let vault = Pubkey::new_unique().to_string();
+    let wallet = Keypair::new();
+    write_keypair_file(&wallet, d.join("wallet.json")).expect("wallet keypair");
+    let vault = wallet.pubkey().to_string();
     let args = [
         so.as_str(),
         "--buffer-only",
@@ -784,6 +792,22 @@ fn buffer_only_then_handed_over(v: &LocalValidator, rpc: &RpcClient, memo: &[u8]
         !d.join("memo-keypair.json").exists(),
         "--buffer-only wrote a program keypair"
     );
+
+    let args = [
+        so.as_str(),
+        "--buffer",
+        "buf.json",
+        "--upgrade-authority",
+        "wallet.json",
+    ];
+    let (_, report) = deploy(v, d, &args, 0);
+    let report = report.expect("a report");
+    assert_eq!(phase_names(&report), ["deploy"], "{report:#}");
+    let landed = landed_signatures(&report);
+    assert_eq!(landed.len(), 1, "{report:#}");
+    let program =
+        Pubkey::from_str(report["program_id"].as_str().expect("id")).expect("a program id");
+    assert_deployed(rpc, &program, memo, &wallet.pubkey());
 }
 
 /// Every signature a deploy report lists, with its phase's recorded unit limit.

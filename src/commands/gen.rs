@@ -4,6 +4,7 @@
 
 use std::{
     path::{Path, PathBuf},
+    sync::Arc,
     time::Duration,
 };
 
@@ -24,7 +25,7 @@ use crate::{
     exit,
     keyfile::{read_keypair, write_private_keypair},
     redact::redact_url,
-    signer::default_signer,
+    signer::{SharedSigner, default_signer},
     workload::{
         SELF_TRANSFER_UNITS, build_self_transfers, fee_per_transaction, fund_payers, payer_budget,
         write_transactions,
@@ -49,6 +50,14 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
     }
     let resolved = config::resolve(&global.to_args(args.keypair.clone())).map_err(exit::usage)?;
     let funder = default_signer(resolved.keypair_path.as_deref()).map_err(exit::usage)?;
+    if funder.is_interactive() && args.payers.is_none() {
+        return Err(exit::usage(anyhow!(
+            "{} is a hardware wallet: it would have to approve each of the {} transfers on the \
+             device. Pass --payers K: it then signs only the few transactions that fund them",
+            funder.pubkey(),
+            args.count
+        )));
+    }
     let commitment = CommitmentConfig {
         commitment: resolved.commitment.level(),
     };
@@ -101,7 +110,7 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
                 .with_context(|| format!("getMinimumBalanceForRentExemption at {url}"))?;
             let per_payer = count.div_ceil(payers.len()) as u64;
             let target = payer_budget(per_payer, fee, count as u64, rent);
-            let funded = fund_payers(&rpc, &funder, &written, target, cu_price)
+            let funded = fund_payers(&rpc, funder.as_ref(), &written, target, cu_price)
                 .with_context(|| format!("funding payers at {url}"))?;
             for ((kp, path), sent) in payers.iter().zip(&funded) {
                 println!(
@@ -115,7 +124,10 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
                     }
                 );
             }
-            payers.into_iter().map(|(kp, _)| kp).collect()
+            payers
+                .into_iter()
+                .map(|(kp, _)| Arc::new(kp) as SharedSigner)
+                .collect()
         }
     };
 

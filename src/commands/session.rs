@@ -23,7 +23,7 @@ use crate::{
     events::{EventStream, EventTap, EventsTarget},
     exit, headless, logging,
     metrics::MetricsListener,
-    signer::read_signer,
+    signer::read_keypair_signer,
     ui,
 };
 
@@ -50,7 +50,12 @@ impl Session {
     /// up front (exit 2).
     pub fn start(opts: &SendOpts, kind: &str, output: OutputMode) -> Result<Self> {
         let identity = match &opts.identity {
-            Some(path) => read_signer(path, "identity").map_err(exit::usage)?,
+            Some(path) => read_keypair_signer(
+                path,
+                "identity",
+                "its private key signs the QUIC connection's TLS certificate",
+            )
+            .map_err(exit::usage)?,
             None => Keypair::new(),
         };
         let tui = !opts.no_tui && std::io::stdout().is_terminal() && std::io::stdin().is_terminal();

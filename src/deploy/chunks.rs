@@ -9,16 +9,15 @@ use std::{ops::Range, sync::Arc};
 
 use solana_hash::Hash;
 use solana_instruction::Instruction;
-use solana_keypair::Keypair;
 use solana_loader_v3_interface::instruction as loader;
 use solana_pubkey::Pubkey;
-use solana_signer::Signer;
+use solana_signer::{Signer, null_signer::NullSigner};
 
 use super::{
     DeployError,
     txs::{Planned, sign, wire},
 };
-use crate::source::PACKET_DATA_SIZE;
+use crate::{signer::SharedSigner, source::PACKET_DATA_SIZE};
 
 /// How the program is cut: chunk `i` covers `[i * size, min((i + 1) * size, len))`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,8 +54,8 @@ impl Chunks {
 
 /// Who signs the writes and where they go.
 pub struct WriteSigners {
-    pub payer: Arc<Keypair>,
-    pub authority: Arc<Keypair>,
+    pub payer: SharedSigner,
+    pub authority: SharedSigner,
     pub buffer: Pubkey,
 }
 
@@ -73,15 +72,18 @@ impl WriteSigners {
         ixs
     }
 
-    /// Serialized size of a write transaction carrying `n` bytes.
+    /// Serialized size of a write transaction carrying `n` bytes. Signed by stand-ins for the
+    /// same keys (a signature's size does not depend on its bytes), so a hardware wallet is
+    /// never asked to approve a probe.
     pub fn tx_size(&self, n: usize, extra: &[Instruction]) -> Result<usize, DeployError> {
         let planned = Planned {
             origin: "size probe".into(),
             instructions: self.write(0, &vec![0u8; n], extra),
-            signers: vec![self.authority.clone()],
+            signers: vec![Arc::new(NullSigner::new(&self.authority.pubkey()))],
             bytes: n as u64,
         };
-        let tx = sign(&self.payer, &planned, Hash::new_from_array([0xab; 32]))?;
+        let payer = NullSigner::new(&self.payer.pubkey());
+        let tx = sign(&payer, &planned, Hash::new_from_array([0xab; 32]))?;
         Ok(wire(&tx)?.len())
     }
 
@@ -130,9 +132,10 @@ impl WriteSigners {
 mod tests {
     use super::*;
     use solana_compute_budget_interface::ComputeBudgetInstruction;
+    use solana_keypair::Keypair;
 
     fn signers(same: bool) -> WriteSigners {
-        let payer = Arc::new(Keypair::new());
+        let payer: SharedSigner = Arc::new(Keypair::new());
         WriteSigners {
             authority: if same {
                 payer.clone()

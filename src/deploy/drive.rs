@@ -29,14 +29,14 @@ use crate::engine::{
     slots::spawn_slot_feed,
     snapshot::RunState,
 };
-use crate::events::EventTap;
+use crate::{events::EventTap, signer::SharedSigner};
 
 /// Everything a deploy needs once it is planned.
 pub struct Deploy {
     pub program: Arc<[u8]>,
     pub plan: Plan,
-    pub payer: Arc<Keypair>,
-    pub authority: Arc<Keypair>,
+    pub payer: SharedSigner,
+    pub authority: SharedSigner,
     pub buffer: Arc<Keypair>,
     pub program_id: Pubkey,
     /// Needed for a new program only.
@@ -239,7 +239,7 @@ fn jobs(d: &Deploy) -> Result<Vec<PhaseJob>, DeployError> {
                 signers: d
                     .program_keypair
                     .iter()
-                    .cloned()
+                    .map(|k| k.clone() as SharedSigner)
                     .chain([d.authority.clone()])
                     .collect(),
                 bytes: 0,

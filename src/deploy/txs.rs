@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use solana_hash::Hash;
 use solana_instruction::Instruction;
-use solana_keypair::Keypair;
 use solana_message::{Message, VersionedMessage};
 use solana_pubkey::Pubkey;
 use solana_signature::Signature;
@@ -16,22 +15,22 @@ use solana_signer::Signer;
 use solana_transaction::versioned::VersionedTransaction;
 
 use super::DeployError;
-use crate::{engine::Resigner, source::LoadedTx};
+use crate::{engine::Resigner, signer::SharedSigner, source::LoadedTx};
 
 /// One transaction to be: what it does, who signs it, and how many program bytes it carries.
 pub struct Planned {
     /// Shown in the dashboard's detail view and the report, e.g. `write 17 @ 17204`.
     pub origin: String,
     pub instructions: Vec<Instruction>,
-    /// Every keypair whose signature the instructions need besides the payer's.
-    pub signers: Vec<Arc<Keypair>>,
+    /// Every signer whose signature the instructions need besides the payer's.
+    pub signers: Vec<SharedSigner>,
     /// Program bytes written by it, for the bytes-written figure.
     pub bytes: u64,
 }
 
 /// The transactions of one phase, signable on demand.
 pub struct TxSet {
-    payer: Arc<Keypair>,
+    payer: SharedSigner,
     txs: Vec<Planned>,
     /// Compute-budget instructions put in front of every transaction's own.
     budget: Vec<Instruction>,
@@ -40,7 +39,7 @@ pub struct TxSet {
 }
 
 impl TxSet {
-    pub fn new(payer: Arc<Keypair>, txs: Vec<Planned>, max_sign_attempts: u32) -> Self {
+    pub fn new(payer: SharedSigner, txs: Vec<Planned>, max_sign_attempts: u32) -> Self {
         Self {
             payer,
             txs,
@@ -70,7 +69,7 @@ impl TxSet {
     /// Transaction `id` signed against `blockhash`.
     pub fn sign(&self, id: usize, blockhash: Hash) -> Result<VersionedTransaction, DeployError> {
         let planned = self.txs.get(id).ok_or(DeployError::NoSuchTransaction(id))?;
-        sign_with_budget(&self.payer, &self.budget, planned, blockhash)
+        sign_with_budget(self.payer.as_ref(), &self.budget, planned, blockhash)
     }
 
     /// Every transaction signed against `blockhash`, as the engine takes them.
@@ -119,7 +118,7 @@ impl Resigner for TxSet {
 
 /// Signs `planned` with the payer first and every other signer once.
 pub fn sign(
-    payer: &Keypair,
+    payer: &dyn Signer,
     planned: &Planned,
     blockhash: Hash,
 ) -> Result<VersionedTransaction, DeployError> {
@@ -128,16 +127,16 @@ pub fn sign(
 
 /// Signs `planned` with `budget`'s compute-budget instructions in front of its own.
 pub fn sign_with_budget(
-    payer: &Keypair,
+    payer: &dyn Signer,
     budget: &[Instruction],
     planned: &Planned,
     blockhash: Hash,
 ) -> Result<VersionedTransaction, DeployError> {
     let payer_key = payer.pubkey();
-    let mut signers: Vec<&Keypair> = vec![payer];
-    for kp in &planned.signers {
-        if !signers.iter().any(|s| s.pubkey() == kp.pubkey()) {
-            signers.push(kp);
+    let mut signers: Vec<&dyn Signer> = vec![payer];
+    for signer in &planned.signers {
+        if !signers.iter().any(|s| s.pubkey() == signer.pubkey()) {
+            signers.push(signer.as_ref());
         }
     }
     let instructions: Vec<Instruction> = budget
@@ -184,11 +183,12 @@ pub fn fee_payer(tx: &VersionedTransaction) -> Option<Pubkey> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use solana_keypair::Keypair;
     use solana_system_interface::instruction::transfer;
 
     fn set(max: u32) -> (TxSet, Pubkey) {
-        let payer = Arc::new(Keypair::new());
-        let other = Arc::new(Keypair::new());
+        let payer: SharedSigner = Arc::new(Keypair::new());
+        let other: SharedSigner = Arc::new(Keypair::new());
         let me = payer.pubkey();
         // A transfer from `other` needs its signature as well as the payer's.
         let planned = Planned {

@@ -2,7 +2,6 @@
 
 use anyhow::{Context, Result, anyhow, bail};
 use solana_compute_budget_interface::ComputeBudgetInstruction;
-use solana_keypair::Keypair;
 use solana_message::{Message, VersionedMessage};
 use solana_pubkey::Pubkey;
 use solana_rpc_client::rpc_client::RpcClient;
@@ -20,7 +19,7 @@ const FUNDING_TRANSFERS_PER_TX: usize = 10;
 /// lamports sent to each (0 when it already had enough).
 pub fn fund_payers(
     rpc: &RpcClient,
-    funder: &Keypair,
+    funder: &dyn Signer,
     payers: &[Pubkey],
     target: u64,
     cu_price: u64,

@@ -4,7 +4,6 @@ use anyhow::{Context, Result, anyhow, bail};
 use rayon::prelude::*;
 use solana_compute_budget_interface::ComputeBudgetInstruction;
 use solana_hash::Hash;
-use solana_keypair::Keypair;
 use solana_message::{Message, VersionedMessage};
 use solana_signer::Signer;
 use solana_system_interface::instruction as system_instruction;
@@ -13,8 +12,8 @@ use solana_transaction::versioned::VersionedTransaction;
 /// Signs `count` unique self-transfers, spread over `payers` round-robin (the i-th is paid by
 /// payer i mod K and moves i + 1 lamports). Signing runs on all cores: 100,000 transactions are a
 /// realistic benchmark size.
-pub fn build_self_transfers(
-    payers: &[Keypair],
+pub fn build_self_transfers<S: Signer + Sync>(
+    payers: &[S],
     count: usize,
     cu_price: u64,
     cu_limit: u32,
@@ -27,14 +26,20 @@ pub fn build_self_transfers(
         .into_par_iter()
         .map(|i| {
             let payer = &payers[i % payers.len()];
-            self_transfer(payer, i as u64 + 1, cu_price, cu_limit, blockhash)
+            self_transfer(
+                payer as &dyn Signer,
+                i as u64 + 1,
+                cu_price,
+                cu_limit,
+                blockhash,
+            )
         })
         .collect()
 }
 
 /// One self-transfer of `lamports` with a compute-unit price and limit.
 pub fn self_transfer(
-    payer: &Keypair,
+    payer: &dyn Signer,
     lamports: u64,
     cu_price: u64,
     cu_limit: u32,
@@ -59,6 +64,7 @@ pub fn wire_bytes(tx: &VersionedTransaction) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use solana_keypair::Keypair;
     use solana_transaction::versioned::TransactionVersion;
 
     #[test]

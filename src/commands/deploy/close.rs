@@ -5,7 +5,6 @@ use std::{path::Path, str::FromStr};
 
 use anyhow::{Context, Result, anyhow};
 use solana_commitment_config::CommitmentConfig;
-use solana_keypair::Keypair;
 use solana_loader_v3_interface::instruction as loader;
 use solana_message::{Message, VersionedMessage};
 use solana_pubkey::Pubkey;
@@ -52,7 +51,7 @@ pub(super) fn close_buffer(global: &GlobalOpts, args: &DeployArgs, which: &str) 
     // The lamports go to the fee payer; the buffer's authority signs.
     let payer = match &args.fee_payer {
         Some(p) => read_signer(p, "fee payer").map_err(exit::usage)?,
-        None => signer.insecure_clone(),
+        None => signer.clone(),
     };
     let authority = match &args.upgrade_authority {
         Some(p) => read_signer(p, "upgrade authority").map_err(exit::usage)?,
@@ -96,10 +95,10 @@ pub(super) fn close_buffer(global: &GlobalOpts, args: &DeployArgs, which: &str) 
                 .get_latest_blockhash()
                 .with_context(|| format!("getLatestBlockhash at {url}"))?;
             let message = Message::new_with_blockhash(&[ix], Some(&payer.pubkey()), &blockhash);
-            let signers: Vec<&Keypair> = if authority.pubkey() == payer.pubkey() {
-                vec![&payer]
+            let signers: Vec<&dyn Signer> = if authority.pubkey() == payer.pubkey() {
+                vec![payer.as_ref()]
             } else {
-                vec![&payer, &authority]
+                vec![payer.as_ref(), authority.as_ref()]
             };
             let tx = VersionedTransaction::try_new(VersionedMessage::Legacy(message), &signers)
                 .map_err(|e| anyhow!("signing the close: {e}"))?;

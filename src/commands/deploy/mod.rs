@@ -43,6 +43,7 @@ use crate::{
     signer::{default_signer, read_signer},
 };
 
+mod approvals;
 mod budget;
 mod chain;
 mod close;
@@ -79,9 +80,9 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
     let resolved = config::resolve(&global.to_args(args.keypair.clone())).map_err(exit::usage)?;
     // As the Solana CLI: -k is the default signer; --fee-payer and --upgrade-authority name
     // others.
-    let signer = Arc::new(default_signer(resolved.keypair_path.as_deref()).map_err(exit::usage)?);
+    let signer = default_signer(resolved.keypair_path.as_deref()).map_err(exit::usage)?;
     let payer = match &args.fee_payer {
-        Some(p) => Arc::new(read_signer(p, "fee payer").map_err(exit::usage)?),
+        Some(p) => read_signer(p, "fee payer").map_err(exit::usage)?,
         None => signer.clone(),
     };
     let authority = match args
@@ -89,7 +90,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         .as_ref()
         .or(args.upgrade_authority.as_ref())
     {
-        Some(p) => Arc::new(read_signer(p, "authority").map_err(exit::usage)?),
+        Some(p) => read_signer(p, "authority").map_err(exit::usage)?,
         None => signer.clone(),
     };
     let hand_to = match &args.new_buffer_authority {
@@ -140,6 +141,21 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
     };
     let chain = read_chain(&rpc, &inputs).with_context(|| format!("reading the chain at {url}"))?;
     let plan = plan::plan(&inputs, &chain)?;
+    let authority_source = args
+        .buffer_authority
+        .as_ref()
+        .or(args.upgrade_authority.as_ref())
+        .or(resolved.keypair_path.as_ref())
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    approvals::check(
+        &plan,
+        &path,
+        payer.as_ref(),
+        authority.as_ref(),
+        &authority_source,
+    )
+    .map_err(exit::usage)?;
     describe_plan(&path, &program, &plan, &inputs, &chain.buffer, &buffer_path);
     if let Some(b) = budget.describe() {
         eprintln!("every transaction: {b}");

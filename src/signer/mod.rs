@@ -8,16 +8,21 @@
 //! | `stdin` | a JSON keypair on standard input |
 //! | `prompt://` | a seed phrase (and passphrase) typed at the terminal, never echoed; `?key=0/0` or `?full-path=m/44'/501'/0'/0'` picks the derivation |
 //! | `ASK` | a seed phrase, derived the legacy way (no derivation path) |
-//! | `usb://ledger` | a hardware wallet; this build has no USB wallet support and says so |
+//! | `usb://ledger` | a hardware wallet (`?key=` as for `prompt://`), through Agave's remote-wallet crate; it asks its owner to approve each signature on the device |
 //!
 //! The seed phrase is read by Agave's own `solana-clap-utils`, so a phrase that works with the
 //! Solana CLI works here, and the phrase itself never reaches an output or an error.
 
-use std::path::Path;
+mod hosted;
+
+use std::{path::Path, sync::Arc};
 
 use anyhow::{Context, Result, anyhow, bail};
 use solana_derivation_path::DerivationPath;
 use solana_keypair::Keypair;
+use solana_signer::Signer;
+
+pub use hosted::HostedSigner;
 
 use crate::keyfile;
 
@@ -85,17 +90,40 @@ fn derivation(uri: &str, rest: &str) -> Result<Option<DerivationPath>> {
     Ok(found)
 }
 
+/// A signer any thread may use: a keypair, or a hardware wallet hosted on its own thread.
+pub type SharedSigner = Arc<dyn Signer + Send + Sync>;
+
 /// The default signer: `-k/--keypair`, or else the Solana CLI config's `keypair_path`.
-pub fn default_signer(keypair_path: Option<&Path>) -> Result<Keypair> {
+pub fn default_signer(keypair_path: Option<&Path>) -> Result<SharedSigner> {
     let path = keypair_path
         .context("no keypair: pass --keypair or set keypair_path in the Solana CLI config")?;
     read_signer(path, "keypair")
 }
 
-/// The keypair `source` names; `name` labels the prompt (`fee payer`, `upgrade authority`).
-pub fn read_signer(source: &Path, name: &str) -> Result<Keypair> {
+/// The signer `source` names; `name` labels the prompt (`fee payer`, `upgrade authority`).
+pub fn read_signer(source: &Path, name: &str) -> Result<SharedSigner> {
     let text = source.to_string_lossy();
     match Source::parse(&text)? {
+        Source::Usb(uri) => usb_signer(&uri, name),
+        other => Ok(Arc::new(keypair_from(other, &text, name)?)),
+    }
+}
+
+/// A keypair `source` names, for a role that needs the private key itself: the QUIC identity
+/// signs its TLS certificate with it. `why` says so when a hardware wallet is named.
+pub fn read_keypair_signer(source: &Path, name: &str, why: &str) -> Result<Keypair> {
+    let text = source.to_string_lossy();
+    match Source::parse(&text)? {
+        Source::Usb(uri) => bail!(
+            "{uri}: the {name} must be a keypair ({why}); a hardware wallet cannot be one. \
+             Give a keypair file, stdin or prompt://"
+        ),
+        other => keypair_from(other, &text, name),
+    }
+}
+
+fn keypair_from(source: Source, text: &str, name: &str) -> Result<Keypair> {
+    match source {
         Source::File(path) => keyfile::read_keypair(Path::new(&path)),
         Source::Stdin => solana_keypair::read_keypair(&mut std::io::stdin())
             .map_err(|e| anyhow!("reading the {name} keypair from standard input: {e}")),
@@ -107,11 +135,34 @@ pub fn read_signer(source: &Path, name: &str) -> Result<Keypair> {
             .map_err(|e| anyhow!("{e}"))
             .with_context(|| format!("reading the {name} seed phrase ({text})"))
         }
-        Source::Usb(uri) => bail!(
-            "{uri}: no USB hardware wallet can be reached: this txpace is built without USB \
-             wallet support (hidapi). Sign with a keypair file, stdin or prompt:// instead"
-        ),
+        Source::Usb(uri) => bail!("{uri}: not a keypair"),
     }
+}
+
+/// A hardware wallet through Agave's remote-wallet crate (the locator and `?key=` read as the
+/// Solana CLI reads them), hosted on a thread of its own. With no wallet plugged in, unlocked
+/// and in its Solana app, the error names the URI and what to check.
+fn usb_signer(uri: &str, name: &str) -> Result<SharedSigner> {
+    let owned = (uri.to_string(), name.to_string());
+    let signer = HostedSigner::spawn(name, move || {
+        let (uri, name) = owned;
+        let mut manager = None;
+        solana_clap_utils::keypair::signer_from_path(
+            &clap2::ArgMatches::default(),
+            &uri,
+            &name,
+            &mut manager,
+        )
+        .map_err(|e| e.to_string())
+    })
+    .map_err(|e| {
+        anyhow!(
+            "{uri}: the {name}'s hardware wallet cannot be reached: {e}. Plug it in, unlock it \
+             and open its Solana app (on Linux the user also needs the device's udev rules)"
+        )
+    })?;
+    log::info!("{name}: hardware wallet {} at {uri}", signer.pubkey());
+    Ok(Arc::new(signer))
 }
 
 #[cfg(test)]
@@ -160,13 +211,23 @@ mod tests {
     }
 
     #[test]
-    fn a_usb_wallet_is_refused_naming_the_device() {
+    fn a_missing_usb_wallet_is_named_with_what_to_check() {
+        // No hardware wallet is plugged into a build or CI machine.
         let err = read_signer(Path::new("usb://ledger?key=0"), "fee payer")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.starts_with("usb://ledger?key=0: the fee payer's hardware wallet cannot be reached: no device found"),
+            "{err}"
+        );
+        assert!(err.contains("Solana app"), "{err}");
+        let identity = read_keypair_signer(Path::new("usb://ledger"), "identity", "it signs TLS")
             .unwrap_err()
             .to_string();
         assert!(
-            err.starts_with("usb://ledger?key=0: no USB hardware wallet"),
-            "{err}"
+            identity.contains("must be a keypair (it signs TLS)"),
+            "{identity}"
         );
     }
 
@@ -177,8 +238,13 @@ mod tests {
         let kp = Keypair::new();
         keyfile::write_private_keypair(&kp, &path).unwrap();
         let read = read_signer(&path, "payer").unwrap();
-        assert_eq!(read.to_bytes(), kp.to_bytes());
-        let missing = read_signer(&dir.path().join("none.json"), "payer").unwrap_err();
+        assert_eq!(read.pubkey(), kp.pubkey());
+        assert!(!read.is_interactive());
+        let keypair = read_keypair_signer(&path, "identity", "tls").unwrap();
+        assert_eq!(keypair.to_bytes(), kp.to_bytes());
+        let missing = read_signer(&dir.path().join("none.json"), "payer")
+            .err()
+            .unwrap();
         assert!(missing.to_string().contains("does not exist"), "{missing}");
     }
 }
