@@ -3,10 +3,10 @@
 //! time), for piping into other tools.
 //!
 //! The engine hands [`RunEvent`]s to a channel; a writer thread turns them into lines, so a
-//! slow disk or a slow reader never holds up a send. Each engine (one per phase of a deploy)
-//! gets its own channel from [`EventTap::engine_channel`], whose forwarder puts the engine's
-//! times on the command's clock and names the phase; the lines are flushed whenever the
-//! channel runs dry, so a reader sees each event within moments of it happening.
+//! slow disk or a slow reader never holds up a send. Each engine run (one batch per phase of a
+//! deploy) gets its own channel from [`EventTap::engine_channel`], whose forwarder puts the
+//! engine's times on the command's clock and names the phase; the lines are flushed whenever
+//! the channel runs dry, so a reader sees each event within moments of it happening.
 //!
 //! ```text
 //!  engine ─► forwarder (+phase, run clock) ─┐

@@ -1,6 +1,7 @@
-//! Running a planned deploy: each phase signed against a fresh blockhash and paced through its
-//! own engine run, the dashboard relayed across them, the buffer checked against the program
-//! and the final transaction simulated before it is sent.
+//! Running a planned deploy: each phase signed against a fresh blockhash and run as one batch of
+//! a single engine host (which keeps the cluster's view, the leaders' backoffs and the
+//! connections from one phase to the next), the dashboard relayed across them, the buffer
+//! checked against the program and the final transaction simulated before it is sent.
 
 use std::sync::Arc;
 
@@ -23,11 +24,12 @@ use super::{
     txs::{Planned, TxSet},
 };
 use crate::engine::{
-    self, EngineConfig, RunOutcome,
+    Batch, EngineConfig, RunOutcome,
     lifecycle::TxState,
     net::{Chain, Transport},
     slots::spawn_slot_feed,
     snapshot::RunState,
+    spawn_host,
 };
 use crate::{events::EventTap, signer::SharedSigner};
 
@@ -53,15 +55,15 @@ pub struct Deploy {
     pub program_rent: u64,
 }
 
-/// Where the engines run and how the chain is read between phases.
+/// Where the engine runs and how the chain is read between phases.
 pub struct Cluster {
-    /// Settings for every phase's engine; the re-signer is set per phase.
+    /// Settings for the engine; the re-signer, events and watched accounts are each phase's.
     pub engine: EngineConfig,
     pub chain: Arc<dyn Chain>,
     pub transport: Arc<dyn Transport>,
     /// Websocket for the slot feed; `None` polls `getSlot`.
     pub ws_url: Option<String>,
-    /// `--events`: each phase's engine streams its events here, named by phase.
+    /// `--events`: each phase streams its events here, named by phase.
     pub events: Option<EventTap>,
     pub rpc: Arc<RpcClient>,
 }
@@ -116,6 +118,10 @@ async fn run_phases(
     // The loader refuses an upgrade in the slot the program was extended in, and simulates
     // against the bank of that slot until a later one is confirmed: the upgrade waits for it.
     let mut extended_in: Option<u64> = None;
+    // Started before the first phase's checks, so it learns the cluster meanwhile; dropped
+    // (and so ended) when the deploy returns.
+    let feed = c.ws_url.clone().map(spawn_slot_feed);
+    let host = spawn_host(c.engine.clone(), c.chain.clone(), c.transport.clone(), feed);
     for (k, mut job) in jobs.into_iter().enumerate() {
         let phase = Phase {
             name: job.name,
@@ -142,13 +148,13 @@ async fn run_phases(
             .await
             .map_err(|e| DeployError::rpc("getLatestBlockhash", e))?;
         let loaded = job.txs.sign_all(blockhash)?;
-        let mut cfg = c.engine.clone();
-        cfg.resigner = Some(Arc::new(job.txs));
-        cfg.events = c.events.as_ref().map(|t| t.engine_channel(Some(job.name)));
-        cfg.fee_accounts = crate::fees::most_written(&loaded);
-        let feed = c.ws_url.clone().map(spawn_slot_feed);
         log::info!("{} phase: {} transactions", job.name, loaded.len());
-        let handle = engine::spawn(cfg, loaded, c.chain.clone(), c.transport.clone(), feed);
+        let handle = host.run(Batch {
+            fee_accounts: crate::fees::most_written(&loaded),
+            txs: loaded,
+            resigner: Some(Arc::new(job.txs)),
+            events: c.events.as_ref().map(|t| t.engine_channel(Some(job.name))),
+        });
         let outcome = relay
             .run(&phase, handle, job.last)
             .await

@@ -1,6 +1,6 @@
 //! Program deploys with the upgradeable BPF loader, paced through the send engine.
 //!
-//! A deploy is three phases, each a run of the engine: create the buffer account, write the
+//! A deploy is three phases, each a batch of one engine host ([`crate::engine::host`]): create the buffer account, write the
 //! program into it in packet-sized chunks, then deploy (or upgrade) from it. Everything that can
 //! be checked is checked before the first lamport is spent ([`elf`], [`plan`]); writes whose
 //! blockhash expires are signed again ([`txs`]); an interrupted deploy resumes from what its

@@ -1,16 +1,17 @@
 //! One dashboard across several engine runs.
 //!
-//! A deploy runs the engine once per phase (buffer, writes, deploy), because each phase may only
-//! start once the previous one landed. The dashboard and the headless progress lines must not
-//! notice: the relay republishes every engine's snapshots on one channel, adding the phase and
-//! the program bytes confirmed so far, keeping elapsed time running across phases, and showing
-//! DONE only after the last one. Commands from the dashboard go to whichever engine runs, and a
-//! pause or rate change carries over to the next phase.
+//! A deploy runs one batch of its engine host per phase (buffer, writes, deploy), because each
+//! phase may only start once the previous one landed, and each batch publishes its own pictures.
+//! The dashboard and the headless progress lines must not notice: the relay republishes every
+//! batch's snapshots on one channel, adding the phase and the program bytes confirmed so far,
+//! keeping elapsed time running across phases, and showing DONE only after the last one.
+//! Commands from the dashboard go to the engine while a batch runs, and a pause or rate change
+//! carries over to the next phase.
 //!
 //! ```text
-//!  engine (buffer) ─┐                         ┌─► dashboard / progress lines
-//!  engine (writes) ─┼─► relay (+phase, bytes) ┤
-//!  engine (deploy) ─┘          ▲              └── commands (pause, rate, stop)
+//!  batch (buffer) ─┐                         ┌─► dashboard / progress lines
+//!  batch (writes) ─┼─► relay (+phase, bytes) ┤
+//!  batch (deploy) ─┘          ▲              └── commands (pause, rate, stop)
 //! ```
 
 use std::{sync::Arc, time::Duration};

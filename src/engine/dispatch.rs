@@ -44,6 +44,8 @@ pub(super) struct Sent {
 
 /// Owns the pace and the send queues; the loop asks it when to wake and what went out.
 pub(super) struct Dispatcher {
+    /// The batch whose transactions it sends (see `host`); its streams carry it back.
+    batch: u32,
     transport: Arc<dyn Transport>,
     updates: mpsc::UnboundedSender<Update>,
     send_timeout: Duration,
@@ -68,12 +70,14 @@ impl Dispatcher {
         transport: Arc<dyn Transport>,
         updates: mpsc::UnboundedSender<Update>,
         start: Instant,
+        batch: u32,
     ) -> Self {
         let (rate, maxrate) = match cfg.rate {
             RateTarget::Fixed(r) => (r, None),
             RateTarget::Max => (maxrate::START_RATE, Some(MaxRate::default())),
         };
         Self {
+            batch,
             transport,
             updates,
             send_timeout: cfg.send_timeout,
@@ -275,12 +279,14 @@ impl Dispatcher {
             let send = self.transport.send(addr, wire.clone());
             let timeout = self.send_timeout;
             let updates = self.updates.clone();
+            let batch = self.batch;
             tokio::spawn(async move {
                 let result = match tokio::time::timeout(timeout, send).await {
                     Ok(r) => r,
                     Err(_) => Err(SendError::Timeout(timeout)),
                 };
                 let _ = updates.send(Update::SendDone(SendDone {
+                    batch,
                     id,
                     round: first_log,
                     log_index: first_log + i,
@@ -306,6 +312,7 @@ impl Dispatcher {
         now: Instant,
     ) -> Duration {
         let SendDone {
+            batch: _,
             id,
             round,
             log_index,

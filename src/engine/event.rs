@@ -10,7 +10,7 @@ use solana_signature::Signature;
 
 use super::{lifecycle::TxState, net::StreamOutcome};
 
-/// One thing that happened, with its time in ms since the engine started.
+/// One thing that happened, with its time in ms since its run (a deploy phase's batch) started.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum RunEvent {
@@ -54,7 +54,7 @@ pub enum RunEvent {
 }
 
 impl RunEvent {
-    /// Time since the engine started.
+    /// Time since the run (a deploy phase's batch) started.
     pub fn at_ms(&self) -> u64 {
         match self {
             RunEvent::State { at_ms, .. }

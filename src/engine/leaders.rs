@@ -314,6 +314,13 @@ impl LeaderBook {
             .retain(|_, b| now.saturating_duration_since(b.until) < JUDGE_WINDOW);
     }
 
+    /// Forgets every leader's figures for a new batch (see `engine::host`); the schedule, the
+    /// addresses and the backoffs stay, since they are about the cluster, not the batch.
+    pub fn reset_stats(&mut self) {
+        self.stats.clear();
+        self.last_addr.clear();
+    }
+
     /// Every leader sent to in this run, with its figures, most streams first.
     pub fn all_stats(&self, now: Instant) -> Vec<LeaderStats> {
         let mut all: Vec<LeaderStats> = self

@@ -24,6 +24,7 @@ pub mod expiry;
 mod fact;
 mod facts;
 mod fee_watch;
+pub mod host;
 pub mod leaders;
 pub mod lifecycle;
 pub mod maxrate;
@@ -56,6 +57,7 @@ use tokio::{
 pub use config::{EngineConfig, Resigner};
 pub use event::RunEvent;
 pub use fact::{Prior, TxFact};
+pub use host::{Batch, EngineHost, spawn_host};
 pub use outcome::RunOutcome;
 
 use crate::source::LoadedTx;
@@ -113,10 +115,14 @@ async fn supervise(
     inner: JoinHandle<RunOutcome>,
     publisher: Arc<watch::Sender<Arc<Snapshot>>>,
 ) -> RunOutcome {
-    let err = match inner.await {
-        Ok(outcome) => return outcome,
-        Err(err) => err,
-    };
+    match inner.await {
+        Ok(outcome) => outcome,
+        Err(err) => failed_outcome(&publisher, crash_reason(err)),
+    }
+}
+
+/// Why an engine task ended without an outcome: its panic's message, or a cancellation.
+fn crash_reason(err: tokio::task::JoinError) -> String {
     let reason = if err.is_panic() {
         let payload = err.into_panic();
         let msg = payload
@@ -129,6 +135,11 @@ async fn supervise(
         "the engine task was cancelled".to_string()
     };
     log::error!("{reason}");
+    reason
+}
+
+/// The last picture published again as FAILED with `reason`, as the run's outcome.
+fn failed_outcome(publisher: &watch::Sender<Arc<Snapshot>>, reason: String) -> RunOutcome {
     let mut snap = (**publisher.borrow()).clone();
     snap.seq += 1;
     snap.run = RunState::Failed(reason);

@@ -81,6 +81,8 @@ struct State {
     /// Landings older than this many slots are gone from the status cache.
     status_cache_slots: Option<u64>,
     rpc_down: bool,
+    /// How long every RPC call takes to answer; 1 ms unless set.
+    rpc_latency: Option<Duration>,
     log: Vec<SimSend>,
 }
 
@@ -218,6 +220,12 @@ impl SimCluster {
         self.lock().rpc_down = down;
     }
 
+    /// Makes every RPC call take `latency` to answer, as a distant node or a large answer
+    /// (`getClusterNodes` on mainnet) does.
+    pub fn set_rpc_latency(&self, latency: Duration) {
+        self.lock().rpc_latency = Some(latency);
+    }
+
     pub fn sends(&self) -> Vec<SimSend> {
         self.lock().log.clone()
     }
@@ -258,13 +266,17 @@ impl SimCluster {
         call: &'static str,
         f: impl FnOnce(&SimCluster) -> T,
     ) -> BoxFuture<'static, Result<T, ChainError>> {
-        let result = if self.lock().rpc_down {
+        let (down, latency) = {
+            let s = self.lock();
+            (s.rpc_down, s.rpc_latency)
+        };
+        let result = if down {
             Err(ChainError::new(call, "connection refused"))
         } else {
             Ok(f(self))
         };
         async move {
-            tokio::time::sleep(Duration::from_millis(1)).await;
+            tokio::time::sleep(latency.unwrap_or(Duration::from_millis(1))).await;
             result
         }
         .boxed()

@@ -63,6 +63,11 @@ pub(super) struct ChainSync {
     nodes_at: Option<Instant>,
     feed_at: Option<Instant>,
     fees: FeeWatch,
+    /// The batch whose transactions status lookups name (see `host`).
+    batch: u32,
+    /// The latest blockhash and its last valid height, as last heard: a new batch's confirmer
+    /// starts from it rather than waiting a poll.
+    latest: Option<(Hash, u64)>,
 }
 
 impl ChainSync {
@@ -90,7 +95,29 @@ impl ChainSync {
             inflight: Inflight::default(),
             nodes_at: None,
             feed_at: None,
+            batch: 0,
+            latest: None,
         }
+    }
+
+    /// Starts batch `batch` (see `host`): its fees are watched from now on, and what the chain
+    /// view already knows about blockhashes and finality is handed back for its confirmer.
+    pub(super) fn begin(
+        &mut self,
+        cfg: &EngineConfig,
+        batch: u32,
+        batch_price: u64,
+    ) -> Vec<ChainFact> {
+        self.batch = batch;
+        self.fees = FeeWatch::new(cfg.fee_accounts.clone(), batch_price);
+        let mut known = Vec::new();
+        if self.final_height > 0 {
+            known.push(ChainFact::FinalHeight(self.final_height));
+        }
+        if let Some((hash, last_valid)) = self.latest {
+            known.push(ChainFact::Latest { hash, last_valid });
+        }
+        known
     }
 
     /// The tip's (processed) block height, highest seen; 0 before the first answer.
@@ -231,9 +258,11 @@ impl ChainSync {
                 .collect();
             self.inflight.statuses += 1;
             let c = self.chain.clone();
+            let batch = self.batch;
             self.spawn(async move {
                 let result = c.signature_statuses(sigs, history).await;
                 ChainUpdate::Statuses {
+                    batch,
                     asked,
                     ids,
                     history,
@@ -314,7 +343,10 @@ impl ChainSync {
             }
             ChainUpdate::Latest(r) => {
                 self.inflight.latest = false;
-                r.map(|(hash, last_valid)| Some(ChainFact::Latest { hash, last_valid }))
+                r.map(|(hash, last_valid)| {
+                    self.latest = Some((hash, last_valid));
+                    Some(ChainFact::Latest { hash, last_valid })
+                })
             }
             ChainUpdate::Schedule { start, result } => {
                 self.inflight.schedule = false;
@@ -342,14 +374,18 @@ impl ChainSync {
                 })
             }
             ChainUpdate::Statuses {
+                batch,
                 asked,
                 ids,
                 history,
                 result,
             } => {
                 self.inflight.statuses = self.inflight.statuses.saturating_sub(1);
+                let current = batch == self.batch;
                 result.map(|statuses| {
-                    Some(ChainFact::Statuses {
+                    // An earlier batch's ids name other transactions: the answer still says
+                    // the RPC is up, and nothing more.
+                    current.then_some(ChainFact::Statuses {
                         asked,
                         ids,
                         history,

@@ -19,6 +19,9 @@ pub(super) enum Update {
 
 /// One stream of a send finished.
 pub(super) struct SendDone {
+    /// The batch it belongs to (see `host`): a stream of an earlier batch that answers late
+    /// names a transaction of that batch, not of the running one.
+    pub batch: u32,
     pub id: u32,
     /// The send-log index of this send's first stream: names the send's round.
     pub round: usize,
@@ -45,6 +48,8 @@ pub(super) enum ChainUpdate {
     Nodes(Result<HashMap<Pubkey, SocketAddr>, ChainError>),
     Staked(Result<bool, ChainError>),
     Statuses {
+        /// The batch whose transactions `ids` name.
+        batch: u32,
         asked: Instant,
         ids: Vec<u32>,
         /// Asked with `searchTransactionHistory`.

@@ -2,7 +2,7 @@
 //!
 //! Nothing is counted twice: every figure is the snapshot's own (the numbers the dashboard and
 //! the report show), so a scrape and the final report cannot disagree. A deploy runs one
-//! engine per phase; each phase's series carry a `phase` label and keep their last values once
+//! engine batch per phase; each phase's series carry a `phase` label and keep their last values once
 //! the phase is over, so every series only ever grows.
 
 use prometheus_client::{

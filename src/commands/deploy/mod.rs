@@ -237,7 +237,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         let task = session.rt.spawn(drive::run(job, cluster, relay));
         session.watch(&args.send, title, ends.snapshots, ends.commands, task)?
     };
-    // The driver and its engines have ended: every event is with the writer.
+    // The driver and its engine have ended: every event is with the writer.
     let events_file = session.finish_events();
     let elapsed = started.elapsed();
     let mut report = DeployReport::new(

@@ -31,12 +31,14 @@
 //! it needs as arguments (the store, the leaders, `now`) and returns what it decided, which
 //! the loop hands on. A transaction's state changes only in [`TxStore::apply`].
 
+mod batches;
+
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use solana_pubkey::Pubkey;
 use tokio::{
     sync::{mpsc, watch},
-    time::{Instant, MissedTickBehavior, interval, sleep_until},
+    time::{Instant, Interval, MissedTickBehavior, interval, sleep_until},
 };
 
 use super::{
@@ -55,7 +57,7 @@ use super::{
     snapshot::{ClusterView, RateTarget, RateView, RunState, Snapshot},
     store::{TxRecord, TxStore},
     sync::ChainSync,
-    update::Update,
+    update::{ChainFact, Update},
 };
 use crate::{config::Commitment, source::LoadedTx};
 
@@ -74,9 +76,16 @@ pub(super) struct Engine {
     transport: Arc<dyn Transport>,
     run: RunState,
     updates: Option<mpsc::UnboundedReceiver<Update>>,
+    /// For the parts a new batch needs (see `batches`).
+    updates_tx: mpsc::UnboundedSender<Update>,
+    cfg: EngineConfig,
+    /// The batch running (see `batches`); 0 for a lone run.
+    batch: u32,
+    /// A stop asked for between batches: the next one begins stopped.
+    stop_pending: bool,
     poll_interval: Duration,
     publish_interval: Duration,
-    start_paused: bool,
+    paused: bool,
     /// For the header.
     rpc_url_display: String,
     /// `--via rpc`: where sends go, for the leaders panel.
@@ -100,8 +109,14 @@ impl Engine {
         let start = Instant::now();
         let (updates, updates_rx) = mpsc::unbounded_channel();
         let confirmer = Confirmer::new(&cfg, &txs, start);
-        let dispatcher =
-            Dispatcher::new(&cfg, txs.len(), transport.clone(), updates.clone(), start);
+        let dispatcher = Dispatcher::new(
+            &cfg,
+            txs.len(),
+            transport.clone(),
+            updates.clone(),
+            start,
+            0,
+        );
         let batch_price = crate::fees::median_price(&txs);
         let mut store = TxStore::new(txs, start);
         if let Some(events) = cfg.events.clone() {
@@ -112,20 +127,24 @@ impl Engine {
             leaders: LeaderBook::new(cfg.fanout, cfg.pinned_tpu)
                 .with_pinned_identity(cfg.pinned_identity),
             meter: Meter::default(),
-            sync: ChainSync::new(&cfg, chain, updates, start, batch_price),
+            sync: ChainSync::new(&cfg, chain, updates.clone(), start, batch_price),
             confirmer,
             dispatcher,
             facts: FactSink::new(&cfg),
             transport,
             run: RunState::Starting,
             updates: Some(updates_rx),
+            updates_tx: updates,
+            batch: 0,
+            stop_pending: false,
             poll_interval: cfg.poll_interval,
             publish_interval: cfg.publish_interval,
-            start_paused: cfg.start_paused,
+            paused: cfg.start_paused,
             via_rpc: cfg.via_rpc.clone(),
-            rpc_url_display: cfg.rpc_url_display,
+            rpc_url_display: cfg.rpc_url_display.clone(),
             commitment: cfg.commitment,
             identity: cfg.identity,
+            cfg,
             snapshot_tx: Arc::new(
                 watch::channel(Arc::new(Snapshot::blank(
                     String::new(),
@@ -183,18 +202,25 @@ impl Engine {
         let Some(mut updates) = self.updates.take() else {
             return self.outcome();
         };
-        let mut poll = interval(self.poll_interval);
-        poll.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        let mut publish = interval(self.publish_interval);
-        publish.set_missed_tick_behavior(MissedTickBehavior::Skip);
-        let mut control = interval(maxrate::PERIOD);
-        control.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        let mut paused = self.start_paused;
+        let mut timers = Timers::new(self.poll_interval, self.publish_interval);
+        self.run_batch(&mut commands, &mut slot_feed, &mut updates, &mut timers)
+            .await;
+        self.outcome()
+    }
+
+    /// Runs the loaded batch until it is over, and publishes its last picture.
+    async fn run_batch(
+        &mut self,
+        commands: &mut mpsc::UnboundedReceiver<Command>,
+        slot_feed: &mut Option<mpsc::UnboundedReceiver<u64>>,
+        updates: &mut mpsc::UnboundedReceiver<Update>,
+        timers: &mut Timers,
+    ) {
         if self.store.is_empty() {
             self.run = RunState::Done;
         }
         while !self.run.is_over() {
-            let send_at = if paused {
+            let send_at = if self.paused {
                 None
             } else {
                 self.dispatcher
@@ -204,7 +230,7 @@ impl Engine {
             // snapshot publisher.
             tokio::select! {
                 cmd = commands.recv() => match cmd {
-                    Some(cmd) => self.on_command(cmd, &mut paused),
+                    Some(cmd) => self.on_command(cmd),
                     None => self.run = RunState::Stopped,
                 },
                 Some(update) = updates.recv() => {
@@ -218,13 +244,13 @@ impl Engine {
                         }
                     }
                 }
-                slot = recv_opt(&mut slot_feed) => match slot {
+                slot = recv_opt(slot_feed) => match slot {
                     Some(slot) => self.sync.on_slot_feed(slot, &mut self.leaders),
-                    None => slot_feed = None,
+                    None => *slot_feed = None,
                 },
-                _ = poll.tick() => self.poll(),
-                _ = control.tick() => self.control(),
-                _ = publish.tick() => self.publish(),
+                _ = timers.poll.tick() => self.poll(),
+                _ = timers.control.tick() => self.control(),
+                _ = timers.publish.tick() => self.publish(),
                 () = sleep_until(send_at.unwrap_or_else(far_future)), if send_at.is_some() => {
                     self.send_due();
                 }
@@ -232,7 +258,7 @@ impl Engine {
             if !self.run.is_over() {
                 self.run = if self.store.all_final() {
                     RunState::Done
-                } else if paused {
+                } else if self.paused {
                     RunState::Paused
                 } else if self.store.counts().sends > 0 {
                     RunState::Running
@@ -242,7 +268,6 @@ impl Engine {
             }
         }
         self.publish();
-        self.outcome()
     }
 
     fn outcome(&self) -> RunOutcome {
@@ -252,19 +277,19 @@ impl Engine {
         }
     }
 
-    fn on_command(&mut self, cmd: Command, paused: &mut bool) {
+    fn on_command(&mut self, cmd: Command) {
         let now = Instant::now();
         match cmd {
-            Command::Pause => *paused = true,
-            Command::Resume => *paused = false,
-            Command::TogglePause => *paused = !*paused,
+            Command::Pause => self.paused = true,
+            Command::Resume => self.paused = false,
+            Command::TogglePause => self.paused = !self.paused,
             Command::SetRate(target) => self.dispatcher.set_target(target, now),
             Command::Stop => {
                 log::info!("stopping on request");
                 self.run = RunState::Stopped;
             }
         }
-        if !*paused {
+        if !self.paused {
             self.dispatcher.restart(now);
         }
         self.publish();
@@ -275,9 +300,7 @@ impl Engine {
     /// confirmer needs.
     fn poll(&mut self) {
         let now = Instant::now();
-        self.sync.poll(now, &self.leaders);
-        self.transport.prepare(&self.leaders.prepare_list());
-        self.leaders.expire_backoffs(now);
+        self.keep_current(now);
         if let Err(why) = self.facts.check() {
             self.fail(why);
         }
@@ -299,6 +322,13 @@ impl Engine {
                 self.sync.ask_final_validity(hash);
             }
         }
+    }
+
+    /// The polls that keep the chain view and the connections current, batch or not.
+    fn keep_current(&mut self, now: Instant) {
+        self.sync.poll(now, &self.leaders);
+        self.transport.prepare(&self.leaders.prepare_list());
+        self.leaders.expire_backoffs(now);
     }
 
     fn send_due(&mut self) {
@@ -324,6 +354,8 @@ impl Engine {
 
     fn on_update(&mut self, update: Update) {
         match update {
+            // A stream of an earlier batch (see `batches`) names a transaction of that batch.
+            Update::SendDone(done) if done.batch != self.batch => {}
             Update::SendDone(done) => {
                 let took = self.dispatcher.on_send_done(
                     done,
@@ -334,29 +366,32 @@ impl Engine {
                 self.meter.on_ack(took);
             }
             Update::Chain(answer) => {
-                let Some(fact) = self.sync.on_answer(answer, &mut self.leaders) else {
-                    return;
-                };
-                let now = Instant::now();
-                for decided in self.confirmer.on_fact(fact, &mut self.store, now) {
-                    match decided {
-                        Decided::Fact(fact) => self.record(fact),
-                        Decided::Landed {
-                            id,
-                            slot,
-                            ok,
-                            latency,
-                        } => {
-                            if let Some(leader) = self.leaders.on_landed(slot) {
-                                self.store.record_landed_leader(id, leader);
-                            }
-                            if ok {
-                                self.meter.on_confirmed(now - self.start, latency);
-                            }
-                        }
-                        Decided::Resigned(id) => self.dispatcher.send_first(id),
+                if let Some(fact) = self.sync.on_answer(answer, &mut self.leaders) {
+                    self.on_fact(fact, Instant::now());
+                }
+            }
+        }
+    }
+
+    /// What the confirmer decides from one chain fact, handed to the parts it concerns.
+    fn on_fact(&mut self, fact: ChainFact, now: Instant) {
+        for decided in self.confirmer.on_fact(fact, &mut self.store, now) {
+            match decided {
+                Decided::Fact(fact) => self.record(fact),
+                Decided::Landed {
+                    id,
+                    slot,
+                    ok,
+                    latency,
+                } => {
+                    if let Some(leader) = self.leaders.on_landed(slot) {
+                        self.store.record_landed_leader(id, leader);
+                    }
+                    if ok {
+                        self.meter.on_confirmed(now - self.start, latency);
                     }
                 }
+                Decided::Resigned(id) => self.dispatcher.send_first(id),
             }
         }
     }
@@ -424,6 +459,32 @@ impl Engine {
             leader_totals: Arc::new(self.leaders.all_stats(now)),
             finished_phases: Arc::default(),
             phase: None,
+        }
+    }
+}
+
+/// The loop's clocks, made once and kept across batches.
+struct Timers {
+    /// Chain polls, about once a slot.
+    poll: Interval,
+    /// Snapshots for the UI.
+    publish: Interval,
+    /// The closed loop of `--rate max`.
+    control: Interval,
+}
+
+impl Timers {
+    fn new(poll_every: Duration, publish_every: Duration) -> Self {
+        let mut poll = interval(poll_every);
+        poll.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mut publish = interval(publish_every);
+        publish.set_missed_tick_behavior(MissedTickBehavior::Skip);
+        let mut control = interval(maxrate::PERIOD);
+        control.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        Self {
+            poll,
+            publish,
+            control,
         }
     }
 }

@@ -1,0 +1,151 @@
+//! The loop's side of [`crate::engine::host`]: an engine that runs one batch after another.
+//!
+//! ```text
+//!   idle ──batch──► begin ──► run_batch ──► outcome to the batch's handle ──► idle …
+//!    │ keeps the chain view, schedule, addresses, backoffs and connections current
+//!    └─ host dropped ──► end
+//! ```
+//!
+//! A batch gets fresh parts for what is about its transactions (store, confirmer, dispatcher,
+//! meter, journal sink, leaders' figures) and keeps what is about the cluster. Streams and
+//! status answers of an earlier batch that arrive late carry its number and are left out.
+
+use tokio::{
+    sync::{mpsc, oneshot},
+    time::Instant,
+};
+
+use super::{Engine, Timers, recv_opt};
+use crate::engine::{
+    command::Command, confirm::Confirmer, dispatch::Dispatcher, facts::FactSink, host::Queued,
+    meter::Meter, outcome::RunOutcome, snapshot::RunState, store::TxStore, update::Update,
+};
+
+impl Engine {
+    /// Runs batches in the order they come until every handle to the host is gone.
+    pub(in crate::engine) async fn host(
+        mut self,
+        mut batches: mpsc::UnboundedReceiver<Queued>,
+        mut commands: mpsc::UnboundedReceiver<Command>,
+        mut slot_feed: Option<mpsc::UnboundedReceiver<u64>>,
+    ) {
+        let Some(mut updates) = self.updates.take() else {
+            return;
+        };
+        let mut timers = Timers::new(self.poll_interval, self.publish_interval);
+        loop {
+            let next = self
+                .idle(
+                    &mut batches,
+                    &mut commands,
+                    &mut slot_feed,
+                    &mut updates,
+                    &mut timers,
+                )
+                .await;
+            let Some(queued) = next else {
+                return;
+            };
+            let done = self.begin(queued);
+            self.run_batch(&mut commands, &mut slot_feed, &mut updates, &mut timers)
+                .await;
+            let _ = done.send(self.outcome());
+        }
+    }
+
+    /// Waits for the next batch while keeping the chain view and the connections current;
+    /// `None` when the host is gone.
+    async fn idle(
+        &mut self,
+        batches: &mut mpsc::UnboundedReceiver<Queued>,
+        commands: &mut mpsc::UnboundedReceiver<Command>,
+        slot_feed: &mut Option<mpsc::UnboundedReceiver<u64>>,
+        updates: &mut mpsc::UnboundedReceiver<Update>,
+        timers: &mut Timers,
+    ) -> Option<Queued> {
+        loop {
+            tokio::select! {
+                queued = batches.recv() => return queued,
+                cmd = commands.recv() => match cmd {
+                    Some(cmd) => self.between_batches(cmd),
+                    None => return None,
+                },
+                Some(update) = updates.recv() => match update {
+                    // The last batch's late streams: it is over.
+                    Update::SendDone(_) => {}
+                    // The chain view keeps what it learns; facts about transactions wait for
+                    // a batch (the latest blockhash and finality are handed to it in `begin`).
+                    Update::Chain(answer) => {
+                        let _ = self.sync.on_answer(answer, &mut self.leaders);
+                    }
+                },
+                slot = recv_opt(slot_feed) => match slot {
+                    Some(slot) => self.sync.on_slot_feed(slot, &mut self.leaders),
+                    None => *slot_feed = None,
+                },
+                _ = timers.poll.tick() => self.keep_current(Instant::now()),
+            }
+        }
+    }
+
+    /// A command while no batch runs applies to the next one.
+    fn between_batches(&mut self, cmd: Command) {
+        match cmd {
+            Command::Pause => self.paused = true,
+            Command::Resume => self.paused = false,
+            Command::TogglePause => self.paused = !self.paused,
+            Command::SetRate(target) => self.dispatcher.set_target(target, Instant::now()),
+            Command::Stop => self.stop_pending = true,
+        }
+    }
+
+    /// Loads a batch: fresh parts for its transactions, the cluster's parts kept, and what the
+    /// chain view knows handed to its confirmer. Returns where its outcome goes.
+    fn begin(&mut self, queued: Queued) -> oneshot::Sender<RunOutcome> {
+        let Queued {
+            batch,
+            publisher,
+            done,
+        } = queued;
+        let now = Instant::now();
+        self.batch += 1;
+        let mut cfg = self.cfg.clone();
+        // The pace the user last chose carries over.
+        cfg.rate = self.dispatcher.target();
+        cfg.resigner = batch.resigner;
+        cfg.events = batch.events;
+        cfg.fee_accounts = batch.fee_accounts;
+        let txs = batch.txs;
+        self.confirmer = Confirmer::new(&cfg, &txs, now);
+        self.dispatcher = Dispatcher::new(
+            &cfg,
+            txs.len(),
+            self.transport.clone(),
+            self.updates_tx.clone(),
+            now,
+            self.batch,
+        );
+        let known = self
+            .sync
+            .begin(&cfg, self.batch, crate::fees::median_price(&txs));
+        self.store = TxStore::new(txs, now);
+        if let Some(events) = cfg.events.clone() {
+            self.store.set_events(events);
+        }
+        self.meter = Meter::default();
+        self.facts = FactSink::new(&cfg);
+        self.leaders.reset_stats();
+        self.start = now;
+        self.snapshot_tx = publisher;
+        self.run = if std::mem::take(&mut self.stop_pending) {
+            RunState::Stopped
+        } else {
+            RunState::Starting
+        };
+        for fact in known {
+            self.on_fact(fact, now);
+        }
+        self.publish();
+        done
+    }
+}
