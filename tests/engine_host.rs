@@ -6,7 +6,7 @@ mod common;
 
 use std::{sync::Arc, time::Duration};
 
-use common::sim::{config, leaders, start, unique_hash};
+use common::sim::{PanickingTransport, TRANSPORT_PANIC, config, leaders, start, unique_hash};
 use tokio::time::Instant;
 use txpace::engine::{
     Batch, EngineHost, RunOutcome, lifecycle::TxState, sim::SimCluster, snapshot::RunState,
@@ -137,4 +137,27 @@ async fn a_late_stream_of_the_last_batch_is_left_out() {
             .all(|v| v.state == TxState::Confirmed && v.send_log.iter().all(|e| e.error.is_none())),
         "a transaction of the second batch carries a stream of the first"
     );
+}
+
+/// The engine task panics during a batch: the batch's outcome and last picture say FAILED with
+/// the panic's message, and keep the figures it had.
+#[tokio::test(start_paused = true)]
+async fn a_crash_during_a_batch_is_its_outcome() {
+    let cluster = SimCluster::new(leaders(1));
+    let host = spawn_host(
+        config(100.0),
+        Arc::new(cluster.clone()),
+        Arc::new(PanickingTransport::new(&cluster)),
+        None,
+    );
+    let handle = host.run(batch(cluster.transactions(1_000, unique_hash())));
+    let snapshots = handle.snapshots.clone();
+    let out = handle
+        .task
+        .await
+        .expect("the batch's task itself never fails");
+    let expect = RunState::Failed(format!("the engine crashed: {TRANSPORT_PANIC}"));
+    assert_eq!(out.snapshot.run, expect);
+    assert_eq!(snapshots.borrow().run, expect);
+    assert!(out.snapshot.counts.sends > 0, "the last figures are kept");
 }

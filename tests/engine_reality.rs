@@ -6,21 +6,15 @@
 mod common;
 
 use std::{
-    net::SocketAddr,
-    sync::{
-        Arc, OnceLock,
-        atomic::{AtomicUsize, Ordering},
-    },
+    sync::{Arc, OnceLock},
     time::Duration,
 };
 
-use common::sim::{config, leaders, start, unique_hash};
-use futures::future::BoxFuture;
+use common::sim::{PanickingTransport, config, leaders, start, unique_hash};
 use tokio::time::Instant;
 use txpace::engine::{
     self, Prior,
     lifecycle::TxState,
-    net::{LinkState, SendError, Transport},
     sim::{Fate, SimCluster},
     snapshot::{ConnState, RunState},
 };
@@ -281,36 +275,11 @@ async fn a_journal_that_cannot_be_written_stops_sending() {
     );
 }
 
-/// A transport that panics on the engine's own task (its `prepare` is called from the loop).
-struct PanickingTransport {
-    inner: SimCluster,
-    calls: AtomicUsize,
-}
-
-impl Transport for PanickingTransport {
-    fn send(&self, addr: SocketAddr, wire: Arc<[u8]>) -> BoxFuture<'static, Result<(), SendError>> {
-        self.inner.send(addr, wire)
-    }
-
-    fn prepare(&self, _addrs: &[SocketAddr]) {
-        if self.calls.fetch_add(1, Ordering::SeqCst) == 5 {
-            panic!("boom: the transport lost its mind");
-        }
-    }
-
-    fn link_state(&self, addr: SocketAddr) -> LinkState {
-        self.inner.link_state(addr)
-    }
-}
-
 #[tokio::test(start_paused = true)]
 async fn an_engine_crash_is_published_as_failed_with_its_reason() {
     let cluster = SimCluster::new(leaders(1));
     let txs = cluster.transactions(1_000, unique_hash());
-    let transport = PanickingTransport {
-        inner: cluster.clone(),
-        calls: AtomicUsize::new(0),
-    };
+    let transport = PanickingTransport::new(&cluster);
     let h = engine::spawn(
         config(100.0),
         txs,
@@ -320,8 +289,8 @@ async fn an_engine_crash_is_published_as_failed_with_its_reason() {
     );
     let snapshots = h.snapshots.clone();
     let out = h.task.await.expect("the supervisor itself never fails");
-    let expect = "the engine crashed: boom: the transport lost its mind";
-    assert_eq!(out.snapshot.run, RunState::Failed(expect.into()));
+    let expect = format!("the engine crashed: {}", common::sim::TRANSPORT_PANIC);
+    assert_eq!(out.snapshot.run, RunState::Failed(expect.clone()));
     assert_eq!(snapshots.borrow().run, RunState::Failed(expect.into()));
     assert!(out.snapshot.counts.sends > 0, "the last figures are kept");
 }

@@ -1,4 +1,5 @@
-//! How a run behaves ([`EngineConfig`]), and the re-signer a deploy lends the engine.
+//! How a run behaves ([`EngineConfig`]), what each batch of an engine host brings ([`Batch`]),
+//! and the re-signer a deploy lends the engine.
 
 use std::{
     net::SocketAddr,
@@ -12,7 +13,7 @@ use solana_signature::Signature;
 use tokio::sync::mpsc;
 
 use super::{event::RunEvent, fact::TxFact, snapshot::RateTarget};
-use crate::config::Commitment;
+use crate::{config::Commitment, source::LoadedTx};
 
 /// How a run behaves: most fields come from `txpace send`'s flags, the rest from what the
 /// command learned (the batch's most-written accounts, the RPC node behind `--via rpc`).
@@ -58,6 +59,17 @@ pub struct EngineConfig {
     pub fee_accounts: Vec<Pubkey>,
     /// Signs expired transactions again (deploys, where txpace holds the signers).
     pub resigner: Option<Arc<dyn Resigner>>,
+}
+
+/// What differs from one batch to the next; everything else is the host's [`EngineConfig`] (see `engine::host`).
+pub struct Batch {
+    pub txs: Vec<LoadedTx>,
+    /// Signs its transactions again when their blockhash runs out.
+    pub resigner: Option<Arc<dyn Resigner>>,
+    /// `--events`, labelled for this batch.
+    pub events: Option<mpsc::UnboundedSender<RunEvent>>,
+    /// The accounts it writes most, whose recent fees are watched while it runs.
+    pub fee_accounts: Vec<Pubkey>,
 }
 
 /// Signs a transaction again when its blockhash ran out.

@@ -7,38 +7,18 @@
 //! sends as soon as it is handed over. Each batch is still a run of its own, as if a fresh
 //! engine ran it: its own transactions, figures, snapshots, events and outcome.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use solana_pubkey::Pubkey;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{
-    EngineConfig, EngineHandle, Resigner, RunEvent, RunOutcome,
+    Batch, EngineConfig, EngineHandle,
     command::Command,
-    failed_outcome,
     net::{Chain, Transport},
-    run::Engine,
+    outcome,
+    run::{Engine, Queued},
     snapshot::Snapshot,
 };
-use crate::source::LoadedTx;
-
-/// What differs from one batch to the next; everything else is the host's [`EngineConfig`].
-pub struct Batch {
-    pub txs: Vec<LoadedTx>,
-    /// Signs its transactions again when their blockhash runs out.
-    pub resigner: Option<Arc<dyn Resigner>>,
-    /// `--events`, labelled for this batch.
-    pub events: Option<mpsc::UnboundedSender<RunEvent>>,
-    /// The accounts it writes most, whose recent fees are watched while it runs.
-    pub fee_accounts: Vec<Pubkey>,
-}
-
-/// A batch on its way to the engine, with where its pictures and its outcome go.
-pub(super) struct Queued {
-    pub batch: Batch,
-    pub publisher: Arc<watch::Sender<Arc<Snapshot>>>,
-    pub done: oneshot::Sender<RunOutcome>,
-}
 
 /// A running engine that takes batches; dropping it ends the engine once its batch is over.
 pub struct EngineHost {
@@ -46,8 +26,8 @@ pub struct EngineHost {
     commands: mpsc::UnboundedSender<Command>,
     /// The picture a batch's watchers see before it begins.
     blank: Arc<Snapshot>,
-    /// Why the engine task ended early, when it crashed.
-    crash: Arc<OnceLock<String>>,
+    /// Why the engine task ended, once it has: a batch whose outcome never came says so.
+    ended: watch::Receiver<Option<String>>,
 }
 
 /// Starts a host on the current tokio runtime; see [`super::spawn`] for `slot_feed`.
@@ -61,19 +41,20 @@ pub fn spawn_host(
     let (batches, batch_rx) = mpsc::unbounded_channel();
     let (engine, snapshots) = Engine::new(cfg, Vec::new(), chain, transport);
     let blank = snapshots.borrow().clone();
-    let crash = Arc::new(OnceLock::new());
+    let (end_tx, ended) = watch::channel(None);
     let inner = tokio::spawn(engine.host(batch_rx, cmd_rx, slot_feed));
-    let seen = crash.clone();
     tokio::spawn(async move {
-        if let Err(err) = inner.await {
-            let _ = seen.set(super::crash_reason(err));
-        }
+        let why = match inner.await {
+            Ok(()) => "the engine ended before the batch did".to_string(),
+            Err(err) => outcome::crash_reason(err),
+        };
+        end_tx.send_replace(Some(why));
     });
     EngineHost {
         batches,
         commands,
         blank,
-        crash,
+        ended,
     }
 }
 
@@ -90,19 +71,17 @@ impl EngineHost {
             publisher: publisher.clone(),
             done,
         });
-        let crash = self.crash.clone();
+        let mut ended = self.ended.clone();
         let task = tokio::spawn(async move {
             match outcome.await {
                 Ok(outcome) => outcome,
+                // Its outcome's sender is dropped only when the engine task ended first.
                 Err(_) => {
-                    // The sender is dropped only when the engine task ended before the batch
-                    // did; the supervisor above has recorded why by then or soon after.
-                    tokio::task::yield_now().await;
-                    let reason = crash
-                        .get()
-                        .cloned()
-                        .unwrap_or_else(|| "the engine ended before the batch did".to_string());
-                    failed_outcome(&publisher, reason)
+                    let why = match ended.wait_for(Option::is_some).await {
+                        Ok(why) => why.clone().unwrap_or_default(),
+                        Err(_) => "the engine ended before the batch did".to_string(),
+                    };
+                    outcome::failed(&publisher, why)
                 }
             }
         });

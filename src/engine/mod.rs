@@ -9,9 +9,10 @@
 //! ```
 //!
 //! Inside, one event loop (`run`) owns every part and routes each message to its owner; its
-//! module doc draws who imports whom. The types every part shares live in leaf modules
-//! (`config`, `event`, `fact`, `outcome`, `update`) that import no part, so nothing below `run` imports
-//! this module or `run`: no cycle.
+//! module doc draws who imports whom. `host` runs that loop for several batches in turn (a
+//! deploy's phases), keeping what it knows of the cluster between them. The types every part
+//! shares live in leaf modules (`config`, `event`, `fact`, `outcome`, `update`) that import no
+//! part, so nothing below `run` or `host` imports this module, `run` or `host`: no cycle.
 
 mod blockhashes;
 pub mod command;
@@ -54,16 +55,16 @@ use tokio::{
     task::JoinHandle,
 };
 
-pub use config::{EngineConfig, Resigner};
+pub use config::{Batch, EngineConfig, Resigner};
 pub use event::RunEvent;
 pub use fact::{Prior, TxFact};
-pub use host::{Batch, EngineHost, spawn_host};
+pub use host::{EngineHost, spawn_host};
 pub use outcome::RunOutcome;
 
 use crate::source::LoadedTx;
 use command::Command;
 use net::{Chain, Transport};
-use snapshot::{RunState, Snapshot};
+use snapshot::Snapshot;
 
 /// A running engine: send it commands, watch its snapshots, await its outcome.
 pub struct EngineHandle {
@@ -117,36 +118,6 @@ async fn supervise(
 ) -> RunOutcome {
     match inner.await {
         Ok(outcome) => outcome,
-        Err(err) => failed_outcome(&publisher, crash_reason(err)),
-    }
-}
-
-/// Why an engine task ended without an outcome: its panic's message, or a cancellation.
-fn crash_reason(err: tokio::task::JoinError) -> String {
-    let reason = if err.is_panic() {
-        let payload = err.into_panic();
-        let msg = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown panic".to_string());
-        format!("the engine crashed: {msg}")
-    } else {
-        "the engine task was cancelled".to_string()
-    };
-    log::error!("{reason}");
-    reason
-}
-
-/// The last picture published again as FAILED with `reason`, as the run's outcome.
-fn failed_outcome(publisher: &watch::Sender<Arc<Snapshot>>, reason: String) -> RunOutcome {
-    let mut snap = (**publisher.borrow()).clone();
-    snap.seq += 1;
-    snap.run = RunState::Failed(reason);
-    let snapshot = Arc::new(snap);
-    publisher.send_replace(snapshot.clone());
-    RunOutcome {
-        commitments: vec![None; snapshot.txs.len()],
-        snapshot,
+        Err(err) => outcome::failed(&publisher, outcome::crash_reason(err)),
     }
 }

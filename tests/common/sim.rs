@@ -1,11 +1,23 @@
 //! The engine on the simulated cluster (`txpace::engine::sim`, paused tokio clock): the setup
 //! every engine test starts from.
 
-use std::sync::Arc;
+use std::{
+    net::SocketAddr,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+};
 
+use futures::future::BoxFuture;
 use solana_hash::Hash;
 use solana_pubkey::Pubkey;
-use txpace::engine::{self, EngineConfig, EngineHandle, sim::SimCluster, snapshot::RateTarget};
+use txpace::engine::{
+    self, EngineConfig, EngineHandle,
+    net::{LinkState, SendError, Transport},
+    sim::SimCluster,
+    snapshot::RateTarget,
+};
 use txpace::source::LoadedTx;
 
 /// A run at a fixed `rate`, with a throwaway identity.
@@ -33,4 +45,39 @@ pub fn start(cluster: &SimCluster, cfg: EngineConfig, txs: Vec<LoadedTx>) -> Eng
         Arc::new(cluster.clone()),
         None,
     )
+}
+
+/// The simulated cluster's transport, except that it panics on the engine's own task (its
+/// `prepare` is called from the loop) the sixth time it is asked to prepare, a few polls in.
+pub struct PanickingTransport {
+    inner: SimCluster,
+    calls: AtomicUsize,
+}
+
+/// What the panic says.
+pub const TRANSPORT_PANIC: &str = "boom: the transport lost its mind";
+
+impl PanickingTransport {
+    pub fn new(cluster: &SimCluster) -> Self {
+        Self {
+            inner: cluster.clone(),
+            calls: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl Transport for PanickingTransport {
+    fn send(&self, addr: SocketAddr, wire: Arc<[u8]>) -> BoxFuture<'static, Result<(), SendError>> {
+        self.inner.send(addr, wire)
+    }
+
+    fn prepare(&self, _addrs: &[SocketAddr]) {
+        if self.calls.fetch_add(1, Ordering::SeqCst) == 5 {
+            panic!("{TRANSPORT_PANIC}");
+        }
+    }
+
+    fn link_state(&self, addr: SocketAddr) -> LinkState {
+        self.inner.link_state(addr)
+    }
 }

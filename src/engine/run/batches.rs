@@ -1,4 +1,4 @@
-//! The loop's side of [`crate::engine::host`]: an engine that runs one batch after another.
+//! The loop's side of `engine::host`: an engine that runs one batch after another.
 //!
 //! ```text
 //!   idle ──batch──► begin ──► run_batch ──► outcome to the batch's handle ──► idle …
@@ -10,16 +10,33 @@
 //! meter, journal sink, leaders' figures) and keeps what is about the cluster. Streams and
 //! status answers of an earlier batch that arrive late carry its number and are left out.
 
+use std::sync::Arc;
+
 use tokio::{
-    sync::{mpsc, oneshot},
+    sync::{mpsc, oneshot, watch},
     time::Instant,
 };
 
 use super::{Engine, Timers, recv_opt};
 use crate::engine::{
-    command::Command, confirm::Confirmer, dispatch::Dispatcher, facts::FactSink, host::Queued,
-    meter::Meter, outcome::RunOutcome, snapshot::RunState, store::TxStore, update::Update,
+    command::Command,
+    config::Batch,
+    confirm::Confirmer,
+    dispatch::Dispatcher,
+    facts::FactSink,
+    meter::Meter,
+    outcome::RunOutcome,
+    snapshot::{RunState, Snapshot},
+    store::TxStore,
+    update::Update,
 };
+
+/// A batch on its way to the engine, with where its pictures and its outcome go.
+pub(in crate::engine) struct Queued {
+    pub batch: Batch,
+    pub publisher: Arc<watch::Sender<Arc<Snapshot>>>,
+    pub done: oneshot::Sender<RunOutcome>,
+}
 
 impl Engine {
     /// Runs batches in the order they come until every handle to the host is gone.

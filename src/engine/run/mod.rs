@@ -23,8 +23,9 @@
 //!   config ─► event, fact, snapshot     event ─► lifecycle, net     fact     outcome ─► snapshot
 //! ```
 //!
-//! Arrows point at what a module imports; nothing imports this module but `mod.rs`, and no
-//! arrow points up, so there is no cycle. The parts: [`ChainSync`] keeps the chain view and
+//! Arrows point at what a module imports; nothing imports this module but `mod.rs` and `host`
+//! (which runs it batch after batch, through its child `batches`), and no arrow points up, so
+//! there is no cycle. The parts: [`ChainSync`] keeps the chain view and
 //! makes every RPC call; [`Confirmer`] decides each transaction's fate from the answers;
 //! [`Dispatcher`] decides what to send when; `resume` carries a journal's facts over;
 //! [`FactSink`] hands facts to the journal. They never reach into one another: each takes what
@@ -32,6 +33,8 @@
 //! the loop hands on. A transaction's state changes only in [`TxStore::apply`].
 
 mod batches;
+
+pub(super) use batches::Queued;
 
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 
