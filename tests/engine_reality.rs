@@ -291,6 +291,6 @@ async fn an_engine_crash_is_published_as_failed_with_its_reason() {
     let out = h.task.await.expect("the supervisor itself never fails");
     let expect = format!("the engine crashed: {}", common::sim::TRANSPORT_PANIC);
     assert_eq!(out.snapshot.run, RunState::Failed(expect.clone()));
-    assert_eq!(snapshots.borrow().run, RunState::Failed(expect.into()));
+    assert_eq!(snapshots.borrow().run, RunState::Failed(expect));
     assert!(out.snapshot.counts.sends > 0, "the last figures are kept");
 }
