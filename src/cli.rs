@@ -402,6 +402,7 @@ impl SendOpts {
 #[derive(Debug, Args, Clone)]
 pub struct SendOpts {
     /// Target pace in transactions per second, or `max` to find the highest pace that lands
+    /// (deploy: `max` unless given here or in txpace.toml)
     #[arg(
         long,
         default_value = "100",

@@ -8,7 +8,7 @@
 use clap::{ArgMatches, parser::ValueSource};
 
 use super::Settings;
-use crate::cli::{Cli, Command, SendOpts};
+use crate::cli::{Cli, Command, RateArg, SendOpts};
 
 /// Where a setting in force comes from, for `txpace config show`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,12 +66,17 @@ pub fn apply(cli: &mut Cli, matches: &ArgMatches, settings: &Settings) {
     let Some((_, sub)) = matches.subcommand() else {
         return;
     };
+    let deploy = matches!(cli.command, Command::Deploy(_));
     let Some(opts) = send_opts(&mut cli.command) else {
         return;
     };
     let defaulted = |id: &str| given(sub, id, "").is_none();
     if let Some(rate) = settings.rate.filter(|_| defaulted("rate")) {
         opts.rate = rate;
+    } else if deploy && defaulted("rate") {
+        // A deploy's writes go at the best pace the leader takes: the closed loop finds it
+        // (the README's deploy benchmark: the same sends per write as a fixed 100 tx/s).
+        opts.rate = RateArg::Max;
     }
     if let Some(k) = settings.fanout.filter(|_| defaulted("fanout")) {
         opts.fanout = k;
@@ -109,7 +114,6 @@ mod tests {
     use clap::{CommandFactory, FromArgMatches};
 
     use super::*;
-    use crate::cli::RateArg;
 
     fn run(args: &[&str], toml: &str) -> Cli {
         let matches = Cli::command().try_get_matches_from(args).unwrap();
@@ -185,5 +189,26 @@ mod tests {
             panic!()
         };
         assert_eq!(d.send.fanout, 3);
+    }
+
+    #[test]
+    fn a_deploy_paces_at_max_unless_told() {
+        let deploy = |args: &[&str], toml: &str| match run(args, toml).command {
+            Command::Deploy(d) => d.send.rate,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(deploy(&["txpace", "deploy", "p.so"], ""), RateArg::Max);
+        assert_eq!(
+            deploy(&["txpace", "deploy", "p.so", "--rate", "100"], ""),
+            RateArg::Fixed(100.0)
+        );
+        assert_eq!(
+            deploy(&["txpace", "deploy", "p.so"], FILE),
+            RateArg::Fixed(250.0)
+        );
+        assert_eq!(
+            send(run(&["txpace", "send", "a.b64"], "")).rate,
+            RateArg::Fixed(100.0)
+        );
     }
 }
