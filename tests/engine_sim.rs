@@ -272,6 +272,8 @@ async fn rpc_outage_is_shown_and_survived() {
 #[tokio::test(start_paused = true)]
 async fn max_rate_climbs_while_landings_keep_up() {
     let cluster = SimCluster::new(leaders(1));
+    // Staked: no budget is assumed, the loop finds the path's capacity.
+    cluster.set_staked(true);
     let mut cfg = config(1.0);
     cfg.rate = RateTarget::Max;
     let out = run(&cluster, cfg, 5_000).await;
@@ -287,6 +289,33 @@ async fn max_rate_climbs_while_landings_keep_up() {
         "{}",
         out.snapshot.rate.pacing
     );
+}
+
+/// `--rate max` against a leader that takes 200 streams a second in 100 ms windows (Agave's
+/// unstaked budget) and stops the rest: the closed loop lands at least 0.9 × that budget with at
+/// most 1.1 sends per landed transaction.
+#[tokio::test(start_paused = true)]
+async fn max_rate_settles_under_the_unstaked_budget() {
+    let ls = leaders(1);
+    let cluster = SimCluster::new(ls.clone());
+    let addr = cluster.addr_of(&ls[0]).expect("addr");
+    cluster.set_stream_limit(addr, Some(200));
+    let mut cfg = config(1.0);
+    cfg.rate = RateTarget::Max;
+    let n = 5_000;
+    let out = run(&cluster, cfg, n).await;
+    let s = &out.snapshot;
+    assert_eq!(s.counts.confirmed, n as u64);
+    let per_landed = s.counts.sends as f64 / n as f64;
+    // Landed per second over the time sends went out (the last landing trails by a slot or two).
+    let last_send = cluster.sends().last().map(|x| x.at).expect("sends");
+    let rate = n as f64 / last_send.as_secs_f64();
+    eprintln!(
+        "sends per landed {per_landed:.3}, {rate:.1} tx/s, throttled {}",
+        s.counts.streams.throttled
+    );
+    assert!(per_landed <= 1.1, "{per_landed:.3} sends per landed");
+    assert!(rate >= 180.0, "{rate:.1} tx/s against a budget of 200");
 }
 
 #[tokio::test(start_paused = true)]

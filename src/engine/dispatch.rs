@@ -126,9 +126,19 @@ impl Dispatcher {
     }
 
     /// One closed-loop step: `achieved` is the send rate over the last period alone, and
-    /// `unconfirmed` the sent transactions not yet final.
-    pub(super) fn control(&mut self, unconfirmed: u64, achieved: f64, now: Instant) {
+    /// `unconfirmed` the sent transactions not yet final. `unstaked_quic`: the leaders are
+    /// known to give us an unstaked peer's budget, which caps the search from the start.
+    pub(super) fn control(
+        &mut self,
+        unconfirmed: u64,
+        achieved: f64,
+        unstaked_quic: bool,
+        now: Instant,
+    ) {
         if let Some(m) = self.maxrate.as_mut() {
+            if unstaked_quic {
+                m.assume_ceiling(maxrate::UNSTAKED_BUDGET);
+            }
             let rate = m.evaluate(unconfirmed, achieved);
             self.pacer.set_rate(rate, now);
         }
@@ -341,10 +351,10 @@ impl Dispatcher {
         };
         store.record_stream_result(stream, now);
         self.on_round_result(id, round, result.is_ok(), store);
-        if outcome == StreamOutcome::Throttled
-            && let Some(m) = self.maxrate.as_mut()
+        if let Some(m) = self.maxrate.as_mut()
+            && let Some(rate) = m.on_stream(outcome == StreamOutcome::Throttled)
         {
-            m.on_throttle();
+            self.pacer.set_rate(rate, now);
         }
         took
     }

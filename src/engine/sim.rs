@@ -83,6 +83,8 @@ struct State {
     rpc_down: bool,
     /// How long every RPC call takes to answer; 1 ms unless set.
     rpc_latency: Option<Duration>,
+    /// Whether `getVoteAccounts` names our identity; unstaked unless set.
+    staked: bool,
     log: Vec<SimSend>,
 }
 
@@ -218,6 +220,11 @@ impl SimCluster {
 
     pub fn set_rpc_down(&self, down: bool) {
         self.lock().rpc_down = down;
+    }
+
+    /// Makes our identity staked (or not) as the cluster's vote accounts tell it.
+    pub fn set_staked(&self, staked: bool) {
+        self.lock().staked = staked;
     }
 
     /// Makes every RPC call take `latency` to answer, as a distant node or a large answer
@@ -445,7 +452,7 @@ impl Chain for SimCluster {
     }
 
     fn is_staked(&self, _identity: Pubkey) -> BoxFuture<'static, Result<bool, ChainError>> {
-        self.rpc("getVoteAccounts", |_| false)
+        self.rpc("getVoteAccounts", |c| c.lock().staked)
     }
 
     fn recent_fees(

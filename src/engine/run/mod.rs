@@ -413,7 +413,10 @@ impl Engine {
         let period_ticks = (maxrate::PERIOD.as_millis() / 100) as u64;
         let (achieved, _) = self.meter.rates_over(now - self.start, period_ticks);
         let unconfirmed = self.confirmer.unconfirmed() as u64;
-        self.dispatcher.control(unconfirmed, achieved, now);
+        // Over QUIC, an unstaked identity gets Agave's unstaked budget from every leader.
+        let unstaked_quic = self.sync.staked() == Some(false) && self.cfg.via_rpc.is_none();
+        self.dispatcher
+            .control(unconfirmed, achieved, unstaked_quic, now);
     }
 
     fn publish(&mut self) {
