@@ -16,7 +16,7 @@ use super::{
     leaders::LeaderBook,
     lifecycle::TxState,
     maxrate::{self, MaxRate},
-    net::{SendError, StreamOutcome, Transport},
+    net::{Handoff, SendError, StreamOutcome, Transport},
     pacer::Pacer,
     snapshot::RateTarget,
     store::{StreamResult, TxRecord, TxStore},
@@ -286,7 +286,8 @@ impl Dispatcher {
             let Some(addr) = addr else { continue };
             leaders.on_sent(leader, addr);
             store.record_stream_sent();
-            let send = self.transport.send(addr, wire.clone());
+            let handoff = Handoff::default();
+            let send = self.transport.send(addr, wire.clone(), handoff.clone());
             let timeout = self.send_timeout;
             let updates = self.updates.clone();
             let batch = self.batch;
@@ -304,6 +305,7 @@ impl Dispatcher {
                     leader,
                     addr,
                     sent_at: now,
+                    handed_at: handoff.at(),
                     result,
                 }));
             });
@@ -330,9 +332,13 @@ impl Dispatcher {
             leader,
             addr,
             sent_at,
+            handed_at,
             result,
         } = done;
-        let took = now.saturating_duration_since(sent_at);
+        // On the wire from the hand-off: waiting for a connection or stream credit before it
+        // is the transport's time, not the leader's.
+        let on_wire = handed_at.unwrap_or(sent_at);
+        let took = now.saturating_duration_since(on_wire);
         let outcome = leaders.on_result(leader, addr, &result, took, now);
         let error = result.as_ref().err().map(|e| e.to_string());
         if let Some(err) = &error {
@@ -344,7 +350,7 @@ impl Dispatcher {
             send,
             leader,
             addr,
-            sent_at,
+            sent_at: on_wire,
             took,
             outcome,
             error: error.as_deref(),

@@ -2,12 +2,18 @@
 //! cluster goes through [`Chain`] (RPC reads) and [`Transport`] (sending wire bytes to a TPU), so
 //! the same engine logic runs against a real validator and against the simulator in tests.
 
-use std::{collections::HashMap, net::SocketAddr, sync::Arc, time::Duration};
+use std::{
+    collections::HashMap,
+    net::SocketAddr,
+    sync::{Arc, OnceLock},
+    time::Duration,
+};
 
 use futures::future::BoxFuture;
 use solana_hash::Hash;
 use solana_pubkey::Pubkey;
 use solana_signature::Signature;
+use tokio::time::Instant;
 
 use crate::config::Commitment;
 
@@ -152,10 +158,36 @@ pub enum LinkState {
     Failed(String),
 }
 
+/// When a stream was handed to the wire: marked by the transport the moment it writes the
+/// transaction (QUIC: on an opened stream; RPC: the POST), read by the engine once the send has
+/// ended, however it ended — a timed-out send's future is dropped, its mark is not. The pace on
+/// the wire and a leader's acknowledgement time run from it, not from when the pacer chose to
+/// send: waiting for a connection or for stream credit is the transport's time, not the wire's.
+#[derive(Clone, Debug, Default)]
+pub struct Handoff(Arc<OnceLock<Instant>>);
+
+impl Handoff {
+    /// Marks the stream handed over now (once; a later mark is ignored).
+    pub fn mark(&self) {
+        let _ = self.0.set(Instant::now());
+    }
+
+    /// When it was handed over; `None` when it never got that far (no connection, no credit).
+    pub fn at(&self) -> Option<Instant> {
+        self.0.get().copied()
+    }
+}
+
 /// Sends one wire transaction to one TPU address.
 pub trait Transport: Send + Sync + 'static {
-    /// Sends `wire` on its own stream. The caller bounds the whole call with the send timeout.
-    fn send(&self, addr: SocketAddr, wire: Arc<[u8]>) -> BoxFuture<'static, Result<(), SendError>>;
+    /// Sends `wire` on its own stream, marking `handoff` when it is written. The caller bounds
+    /// the whole call with the send timeout.
+    fn send(
+        &self,
+        addr: SocketAddr,
+        wire: Arc<[u8]>,
+        handoff: Handoff,
+    ) -> BoxFuture<'static, Result<(), SendError>>;
     /// Starts connecting to upcoming leaders so their first send does not pay the handshake.
     fn prepare(&self, addrs: &[SocketAddr]);
     fn link_state(&self, addr: SocketAddr) -> LinkState;

@@ -29,7 +29,7 @@ use quinn::{
 use solana_keypair::Keypair;
 use solana_tls_utils::{QuicClientCertificate, tls_client_config_builder};
 
-use super::net::{LinkState, SendError, Transport};
+use super::net::{Handoff, LinkState, SendError, Transport};
 
 /// ALPN of the Solana TPU's QUIC server.
 pub const ALPN_TPU: &[u8] = b"solana-tpu";
@@ -286,6 +286,7 @@ async fn send_on(
     peer: Arc<Peer>,
     addr: SocketAddr,
     wire: Arc<[u8]>,
+    handoff: Handoff,
 ) -> Result<(), SendError> {
     let _in_flight = InFlight::new(peer.clone());
     let conn = connection(&inner, &peer, addr).await?;
@@ -303,6 +304,7 @@ async fn send_on(
         }
         Ok(Ok(s)) => s,
     };
+    handoff.mark();
     if let Err(e) = stream.write_all(&wire).await {
         let err = match e {
             WriteError::Stopped(code) => {
@@ -334,9 +336,14 @@ async fn send_on(
 }
 
 impl Transport for QuicTransport {
-    fn send(&self, addr: SocketAddr, wire: Arc<[u8]>) -> BoxFuture<'static, Result<(), SendError>> {
+    fn send(
+        &self,
+        addr: SocketAddr,
+        wire: Arc<[u8]>,
+        handoff: Handoff,
+    ) -> BoxFuture<'static, Result<(), SendError>> {
         let peer = self.peer(addr, Instant::now());
-        send_on(self.inner.clone(), peer, addr, wire).boxed()
+        send_on(self.inner.clone(), peer, addr, wire, handoff).boxed()
     }
 
     /// Pre-connects the upcoming leaders, then evicts the peers that have been neither
@@ -450,7 +457,7 @@ mod tests {
         t.prepare(&[addr]);
         assert!(matches!(next(&mut events).await, Event::Accepted));
         wait_connected(&t, addr).await;
-        t.send(addr, Arc::from(&b"tx"[..]))
+        t.send(addr, Arc::from(&b"tx"[..]), Handoff::default())
             .await
             .expect("a send on the prepared connection");
         assert_eq!(t.peer_count(), 1);
@@ -487,7 +494,7 @@ mod tests {
         wait_connected(&t, used).await;
         for _ in 0..10 {
             tokio::time::sleep(Duration::from_millis(100)).await;
-            t.send(used, Arc::from(&b"tx"[..]))
+            t.send(used, Arc::from(&b"tx"[..]), Handoff::default())
                 .await
                 .expect("a send on the kept connection");
             t.prepare(&[prepared]);

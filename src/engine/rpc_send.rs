@@ -17,7 +17,7 @@ use std::{
 use base64::Engine as _;
 use futures::{FutureExt, future::BoxFuture};
 
-use super::net::{LinkState, SendError, Transport};
+use super::net::{Handoff, LinkState, SendError, Transport};
 use crate::redact::Scrubber;
 
 /// Bound on opening a connection to the RPC node; the engine bounds the whole send.
@@ -113,6 +113,7 @@ impl Transport for RpcSend {
         &self,
         _addr: SocketAddr,
         wire: Arc<[u8]>,
+        handoff: Handoff,
     ) -> BoxFuture<'static, Result<(), SendError>> {
         let request = serde_json::json!({
             "jsonrpc": "2.0",
@@ -130,6 +131,7 @@ impl Transport for RpcSend {
             self.link.clone(),
         );
         async move {
+            handoff.mark();
             let sent = http.post(&url).json(&request).send().await;
             let response = match sent {
                 Ok(r) => r,

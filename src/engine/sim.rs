@@ -26,7 +26,7 @@ use solana_pubkey::Pubkey;
 use solana_signature::Signature;
 use tokio::time::Instant;
 
-use super::net::{Chain, ChainError, ChainStatus, LinkState, SendError, Transport};
+use super::net::{Chain, ChainError, ChainStatus, Handoff, LinkState, SendError, Transport};
 use crate::{config::Commitment, source::LoadedTx};
 
 pub const SLOT: Duration = Duration::from_millis(400);
@@ -466,9 +466,16 @@ impl Chain for SimCluster {
 }
 
 impl Transport for SimCluster {
-    fn send(&self, addr: SocketAddr, wire: Arc<[u8]>) -> BoxFuture<'static, Result<(), SendError>> {
+    fn send(
+        &self,
+        addr: SocketAddr,
+        wire: Arc<[u8]>,
+        handoff: Handoff,
+    ) -> BoxFuture<'static, Result<(), SendError>> {
         let me = self.clone();
         async move {
+            // Handed over at once; the simulated network's latency follows.
+            handoff.mark();
             tokio::time::sleep(SEND_LATENCY).await;
             if me.lock().hanging.contains(&addr) {
                 std::future::pending::<()>().await;

@@ -186,7 +186,8 @@ pub const SEND_LOG_CAP: usize = 256;
 /// One send of one transaction.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SendRecord {
-    /// Time since the run started.
+    /// When it was handed to the wire, since the run started: when the engine chose to send it
+    /// until the transport says, and for a stream that never reached the wire.
     #[serde(rename = "at_ms", serialize_with = "ser_ms")]
     pub at: Duration,
     #[serde(serialize_with = "ser_display")]

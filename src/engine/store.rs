@@ -52,7 +52,8 @@ pub struct StreamResult<'a> {
     pub send: u32,
     pub leader: Pubkey,
     pub addr: SocketAddr,
-    /// When it was handed to QUIC.
+    /// When it was handed to the wire; when the engine chose to send it, for a stream that
+    /// never got that far.
     pub sent_at: Instant,
     /// How long the leader took to answer.
     pub took: Duration,
@@ -344,10 +345,12 @@ impl TxStore {
                 error: error.map(str::to_string),
             });
         }
+        let on_wire = self.since_start(r.sent_at);
         if let Some(view) = self.views.get_mut(id as usize) {
             // An entry already dropped from a full log keeps only its count.
             let kept = log_index.checked_sub(view.send_log_dropped as usize);
             if let Some(entry) = kept.and_then(|i| Arc::make_mut(&mut view.send_log).get_mut(i)) {
+                entry.at = on_wire;
                 entry.outcome = Some(outcome);
                 entry.ack_ms = Some(millis(r.took));
                 entry.error = error.map(str::to_string);

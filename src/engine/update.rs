@@ -30,8 +30,11 @@ pub(super) struct SendDone {
     pub send: u32,
     pub leader: Pubkey,
     pub addr: SocketAddr,
-    /// When the stream was handed to QUIC: its acknowledgement time runs from here.
+    /// When the engine chose to send it.
     pub sent_at: Instant,
+    /// When the transport handed it to the wire; `None` when it never got that far. Its
+    /// acknowledgement time runs from here.
+    pub handed_at: Option<Instant>,
     pub result: Result<(), SendError>,
 }
 

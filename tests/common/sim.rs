@@ -14,7 +14,7 @@ use solana_hash::Hash;
 use solana_pubkey::Pubkey;
 use txpace::engine::{
     self, EngineConfig, EngineHandle,
-    net::{LinkState, SendError, Transport},
+    net::{Handoff, LinkState, SendError, Transport},
     sim::SimCluster,
     snapshot::RateTarget,
 };
@@ -67,8 +67,13 @@ impl PanickingTransport {
 }
 
 impl Transport for PanickingTransport {
-    fn send(&self, addr: SocketAddr, wire: Arc<[u8]>) -> BoxFuture<'static, Result<(), SendError>> {
-        self.inner.send(addr, wire)
+    fn send(
+        &self,
+        addr: SocketAddr,
+        wire: Arc<[u8]>,
+        handoff: Handoff,
+    ) -> BoxFuture<'static, Result<(), SendError>> {
+        self.inner.send(addr, wire, handoff)
     }
 
     fn prepare(&self, _addrs: &[SocketAddr]) {
