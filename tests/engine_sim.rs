@@ -7,11 +7,12 @@ use std::{sync::Arc, time::Duration};
 
 use common::sim::{config, leaders, start, unique_hash};
 use solana_hash::Hash;
+use tokio::time::Instant;
 use txpace::engine::{
     self, EngineConfig, RunOutcome,
     command::Command,
     lifecycle::{Queue, TxState},
-    sim::{Fate, SimCluster},
+    sim::{self, Fate, SimCluster},
     snapshot::{ConnState, RateTarget, RunState},
 };
 
@@ -330,6 +331,36 @@ async fn max_rate_settles_under_the_unstaked_budget() {
     );
     assert!(per_landed <= 1.1, "{per_landed:.3} sends per landed");
     assert!(rate >= 180.0, "{rate:.1} tx/s against a budget of 200");
+}
+
+/// The run's tail: once everything has gone out, the last few statuses are asked every 100 ms,
+/// so the run ends within that (plus an RPC answer) of the chain confirming its last landing —
+/// not up to a poll later.
+#[tokio::test(start_paused = true)]
+async fn the_run_ends_soon_after_its_last_landing_is_confirmed() {
+    for n in [7, 20, 33] {
+        let cluster = SimCluster::new(leaders(1));
+        let (t0, slot0) = (Instant::now(), cluster.slot_now());
+        let txs = cluster.transactions(n, unique_hash());
+        let sigs: Vec<_> = txs.iter().map(|t| t.signature).collect();
+        // A poll slower than a slot, so that waiting for it would show.
+        let mut cfg = config(100.0);
+        cfg.poll_interval = Duration::from_millis(900);
+        let out = start(&cluster, cfg, txs).task.await.expect("engine");
+        assert_eq!(out.snapshot.counts.confirmed, n as u64);
+        // The sim confirms a landing once the next slot has begun.
+        let last = sigs
+            .iter()
+            .filter_map(|s| cluster.landed_slot(s))
+            .max()
+            .expect("landings");
+        let confirmed_at = sim::SLOT * (last + 1 - slot0) as u32;
+        let ended = Instant::now() - t0;
+        assert!(
+            ended <= confirmed_at + Duration::from_millis(120),
+            "{n} txs: ended {ended:?}, the last landing was confirmed at {confirmed_at:?}"
+        );
+    }
 }
 
 #[tokio::test(start_paused = true)]

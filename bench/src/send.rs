@@ -37,6 +37,9 @@ pub struct Args {
     /// Skip the Agave comparison (only txpace's own figures)
     #[arg(long)]
     no_agave: bool,
+    /// Rounds of the founding workload through each sender, alternating which goes first
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    rounds: u32,
     /// Also write the figures as JSON here
     #[arg(long)]
     json: Option<PathBuf>,
@@ -61,6 +64,8 @@ pub struct AgaveArgs {
 
 #[derive(Debug, Serialize)]
 struct Contender {
+    /// Which round of the founding workload, from 1.
+    round: u32,
     name: String,
     landed: u64,
     total: u64,
@@ -202,48 +207,20 @@ pub fn run(args: Args) -> Result<()> {
         .start()
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let n = args.count;
-    let bound = n as f64 / 100.0;
     let mut founding = Vec::new();
-
-    // txpace at 100 tx/s.
-    let file = generate(&v, &dir, "founding.b64", n, 1)?;
-    let (usage, report) = txpace_send(&v, &file, &["--rate", "100"])?;
-    let s = &report["summary"];
-    founding.push(Contender {
-        name: "txpace --rate 100".into(),
-        landed: u(&s["confirmed"]),
-        total: u(&s["total"]),
-        vs_bound: usage.wall_s / bound,
-        sends_per_landed: s["sends_per_landed"].as_f64(),
-        usage,
-    });
-
-    // Agave's TpuClient, same validator, same workload shape.
-    if !args.no_agave {
-        let exe = std::env::current_exe()?;
-        let mut cmd = Command::new(exe);
-        cmd.args(["agave-send", "--url", &v.rpc_url(), "--ws", &v.ws_url()])
-            .arg("--keypair")
-            .arg(v.mint_keypair_path())
-            .args(["--count", &n.to_string()]);
-        let done = measure::run(&mut cmd)?;
-        let landed: u64 = done
-            .stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("landed "))
-            .and_then(|l| l.trim().parse().ok())
-            .unwrap_or(0);
-        if !done.status.success() {
-            eprintln!("agave-send failed: {}", done.stderr);
+    // Each sender several times, the order alternating, so that neither always meets the
+    // validator fresher (or more loaded) than the other.
+    for round in 1..=args.rounds {
+        let txpace_first = round % 2 == 1;
+        if txpace_first || args.no_agave {
+            founding.push(founding_txpace(&v, &dir, n, round)?);
         }
-        founding.push(Contender {
-            name: "Agave TpuClient send_and_confirm_messages_with_spinner".into(),
-            landed,
-            total: n as u64,
-            vs_bound: done.usage.wall_s / bound,
-            sends_per_landed: None,
-            usage: done.usage,
-        });
+        if !args.no_agave {
+            founding.push(founding_agave(&v, n, round)?);
+            if !txpace_first {
+                founding.push(founding_txpace(&v, &dir, n, round)?);
+            }
+        }
     }
 
     // Pacing on the wire, from every stream's hand-off to QUIC (--report-sends): 20 s at
@@ -303,6 +280,53 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
+/// One round of the founding workload through txpace at 100 tx/s.
+fn founding_txpace(v: &LocalValidator, dir: &Path, n: usize, round: u32) -> Result<Contender> {
+    let file = generate(v, dir, &format!("founding-{round}.b64"), n, 1)?;
+    let (usage, report) = txpace_send(v, &file, &["--rate", "100"])?;
+    let s = &report["summary"];
+    Ok(Contender {
+        round,
+        name: "txpace --rate 100".into(),
+        landed: u(&s["confirmed"]),
+        total: u(&s["total"]),
+        vs_bound: usage.wall_s / (n as f64 / 100.0),
+        sends_per_landed: s["sends_per_landed"].as_f64(),
+        usage,
+    })
+}
+
+/// One round of the same workload shape through Agave's TpuClient, as a measured child.
+fn founding_agave(v: &LocalValidator, n: usize, round: u32) -> Result<Contender> {
+    let exe = std::env::current_exe()?;
+    let mut cmd = Command::new(exe);
+    cmd.args(["agave-send", "--url", &v.rpc_url(), "--ws", &v.ws_url()])
+        .arg("--keypair")
+        .arg(v.mint_keypair_path())
+        .args(["--count", &n.to_string()])
+        // Amounts no other round used: every round's transactions are new.
+        .args(["--amount-base", &(1_000_000 * u64::from(round)).to_string()]);
+    let done = measure::run(&mut cmd)?;
+    let landed: u64 = done
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("landed "))
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or(0);
+    if !done.status.success() {
+        eprintln!("agave-send failed: {}", done.stderr);
+    }
+    Ok(Contender {
+        round,
+        name: "Agave TpuClient send_and_confirm_messages_with_spinner".into(),
+        landed,
+        total: n as u64,
+        vs_bound: done.usage.wall_s / (n as f64 / 100.0),
+        sends_per_landed: None,
+        usage: done.usage,
+    })
+}
+
 pub(crate) fn tempfile_dir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("txpace-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
@@ -315,12 +339,13 @@ fn print_table(f: &Figures, n: usize) {
         n as f64 / 100.0
     );
     println!(
-        "{:<58} {:>9} {:>8} {:>9} {:>7} {:>9} {:>8}",
-        "sender", "landed", "wall s", "x bound", "CPU s", "peak MB", "sends/tx"
+        "{:>5} {:<58} {:>9} {:>8} {:>9} {:>7} {:>9} {:>8}",
+        "round", "sender", "landed", "wall s", "x bound", "CPU s", "peak MB", "sends/tx"
     );
     for c in &f.founding {
         println!(
-            "{:<58} {:>9} {:>8.1} {:>9.3} {:>7.2} {:>9.1} {:>8}",
+            "{:>5} {:<58} {:>9} {:>8.1} {:>9.3} {:>7.2} {:>9.1} {:>8}",
+            c.round,
             c.name,
             format!("{}/{}", c.landed, c.total),
             c.usage.wall_s,
@@ -331,12 +356,49 @@ fn print_table(f: &Figures, n: usize) {
                 .map_or("n/a".to_string(), |v| format!("{v:.3}"))
         );
     }
-    if let [t, a] = &f.founding[..] {
+    // txpace / Agave per round, then the spread over the rounds.
+    let mut ratios: Vec<(f64, f64, f64)> = Vec::new();
+    for round in f
+        .founding
+        .iter()
+        .map(|c| c.round)
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let of = |agave: bool| {
+            f.founding
+                .iter()
+                .find(|c| c.round == round && c.name.starts_with("Agave") == agave)
+        };
+        if let (Some(t), Some(a)) = (of(false), of(true)) {
+            let r = (
+                t.usage.wall_s / a.usage.wall_s.max(0.001),
+                t.usage.cpu_s / a.usage.cpu_s.max(0.001),
+                t.usage.peak_rss_mb / a.usage.peak_rss_mb.max(0.001),
+            );
+            println!(
+                "round {round}: txpace / Agave wall {:.3}, CPU {:.2}, memory {:.2}",
+                r.0, r.1, r.2
+            );
+            ratios.push(r);
+        }
+    }
+    if !ratios.is_empty() {
+        let spread = |pick: fn(&(f64, f64, f64)) -> f64| {
+            let v: Vec<f64> = ratios.iter().map(pick).collect();
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (lo, hi)
+        };
+        let (w, c, m) = (spread(|r| r.0), spread(|r| r.1), spread(|r| r.2));
         println!(
-            "txpace / Agave: wall {:.3}, CPU {:.2}, memory {:.2}",
-            t.usage.wall_s / a.usage.wall_s,
-            t.usage.cpu_s / a.usage.cpu_s.max(0.001),
-            t.usage.peak_rss_mb / a.usage.peak_rss_mb.max(0.001)
+            "over {} rounds: wall {:.3}–{:.3}, CPU {:.2}–{:.2}, memory {:.2}–{:.2}",
+            ratios.len(),
+            w.0,
+            w.1,
+            c.0,
+            c.1,
+            m.0,
+            m.1
         );
     }
     println!(

@@ -91,6 +91,11 @@ impl Dispatcher {
         }
     }
 
+    /// Every transaction has gone out at least once: what is left is waiting on the chain.
+    pub(super) fn all_sent(&self) -> bool {
+        self.fresh.is_empty()
+    }
+
     /// The rate asked for.
     pub(super) fn target(&self) -> RateTarget {
         self.target

@@ -66,6 +66,12 @@ use crate::{config::Commitment, source::LoadedTx};
 
 /// Updates handled per loop turn at most, so commands and sends still get their turn.
 const UPDATE_BATCH: usize = 256;
+/// The run's tail: once everything has gone out and this few are still unconfirmed, their
+/// statuses are asked every [`TAIL_POLL`] instead of once a poll — one batched call, and the
+/// run (and a deploy phase) ends as soon as the last landing is confirmed, not up to a poll
+/// later.
+const TAIL_WATCH: usize = 256;
+const TAIL_POLL: Duration = Duration::from_millis(100);
 
 /// The loop's state: the parts, the store, and what the header shows.
 pub(super) struct Engine {
@@ -252,6 +258,7 @@ impl Engine {
                     None => *slot_feed = None,
                 },
                 _ = timers.poll.tick() => self.poll(),
+                _ = timers.tail.tick(), if self.in_tail() => self.ask_statuses(Instant::now()),
                 _ = timers.control.tick() => self.control(),
                 _ = timers.publish.tick() => self.publish(),
                 () = sleep_until(send_at.unwrap_or_else(far_future)), if send_at.is_some() => {
@@ -311,11 +318,7 @@ impl Engine {
         if let Err(why) = self.sync.check_reachable(now) {
             self.fail(why);
         }
-        if !self.sync.statuses_in_flight() {
-            for (ids, history) in self.confirmer.status_lookups() {
-                self.sync.ask_statuses(&ids, history, &self.store, now);
-            }
-        }
+        self.ask_statuses(now);
         if let Some(final_height) = self.sync.validity_round() {
             let (tip, finalized) = self.confirmer.validity_checks(now, final_height);
             for hash in tip {
@@ -325,6 +328,20 @@ impl Engine {
                 self.sync.ask_final_validity(hash);
             }
         }
+    }
+
+    /// The next round of status lookups, unless the last one is still out.
+    fn ask_statuses(&mut self, now: Instant) {
+        if !self.sync.statuses_in_flight() {
+            for (ids, history) in self.confirmer.status_lookups() {
+                self.sync.ask_statuses(&ids, history, &self.store, now);
+            }
+        }
+    }
+
+    /// In the run's tail (see [`TAIL_WATCH`]).
+    fn in_tail(&self) -> bool {
+        self.dispatcher.all_sent() && self.confirmer.unconfirmed() <= TAIL_WATCH
     }
 
     /// The polls that keep the chain view and the connections current, batch or not.
@@ -473,6 +490,8 @@ impl Engine {
 struct Timers {
     /// Chain polls, about once a slot.
     poll: Interval,
+    /// Status lookups in the run's tail.
+    tail: Interval,
     /// Snapshots for the UI.
     publish: Interval,
     /// The closed loop of `--rate max`.
@@ -487,8 +506,11 @@ impl Timers {
         publish.set_missed_tick_behavior(MissedTickBehavior::Skip);
         let mut control = interval(maxrate::PERIOD);
         control.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let mut tail = interval(TAIL_POLL);
+        tail.set_missed_tick_behavior(MissedTickBehavior::Skip);
         Self {
             poll,
+            tail,
             publish,
             control,
         }
