@@ -93,6 +93,11 @@ struct Backoff {
 pub struct LeaderBook {
     slot: u64,
     schedule: BTreeMap<u64, Pubkey>,
+    /// The current and next distinct leaders with their slot ranges, as many as any caller
+    /// asks for ([`WINDOW_EXTRA`] past the fan-out): worked out when the slot or the schedule
+    /// changes rather than on every send, where walking the schedule showed in profiles (a
+    /// single validator leads all 400 slots fetched, so each walk read them all).
+    window: Vec<(Pubkey, u64, u64)>,
     addrs: HashMap<Pubkey, SocketAddr>,
     stats: HashMap<Pubkey, Stats>,
     /// Last TPU address each leader was sent to (for the report).
@@ -111,11 +116,15 @@ pub struct LeaderBook {
     fanout: usize,
 }
 
+/// Leaders listed past the fan-out: the leaders panel shows the next few.
+const WINDOW_EXTRA: usize = 4;
+
 impl LeaderBook {
     pub fn new(fanout: usize, pinned: Option<SocketAddr>) -> Self {
         Self {
             slot: 0,
             schedule: BTreeMap::new(),
+            window: Vec::new(),
             addrs: HashMap::new(),
             stats: HashMap::new(),
             last_addr: HashMap::new(),
@@ -144,6 +153,7 @@ impl LeaderBook {
             self.slot = slot;
             let keep_from = slot.saturating_sub(SCHEDULE_KEEP_BEHIND);
             self.schedule = self.schedule.split_off(&keep_from);
+            self.window = self.walk(self.fanout + WINDOW_EXTRA);
         }
     }
 
@@ -164,6 +174,7 @@ impl LeaderBook {
         for (i, leader) in leaders.iter().enumerate() {
             self.schedule.insert(start + i as u64, *leader);
         }
+        self.window = self.walk(self.fanout + WINDOW_EXTRA);
     }
 
     /// The first node-list request failed: pinned sends go ahead without a name for the node.
@@ -183,8 +194,15 @@ impl LeaderBook {
         self.schedule.get(&slot).copied()
     }
 
-    /// The current leader and the next distinct ones, with their slot ranges, up to `count`.
+    /// The current leader and the next distinct ones, with their slot ranges, up to `count`
+    /// (at most the fan-out and [`WINDOW_EXTRA`] more).
     pub fn upcoming(&self, count: usize) -> Vec<(Pubkey, u64, u64)> {
+        self.window.iter().take(count).copied().collect()
+    }
+
+    /// Walks the schedule from the current slot for the first `count` distinct leaders: a
+    /// shorter walk's answer is a prefix of a longer one's.
+    fn walk(&self, count: usize) -> Vec<(Pubkey, u64, u64)> {
         let mut out: Vec<(Pubkey, u64, u64)> = Vec::new();
         for (&slot, &leader) in self.schedule.range(self.slot..) {
             if let Some(last) = out.last_mut()
@@ -362,7 +380,7 @@ impl LeaderBook {
     pub fn views(&self, now: Instant, link: impl Fn(SocketAddr) -> LinkState) -> Vec<LeaderView> {
         let rows: Vec<(Pubkey, u64, u64)> = match self.pinned {
             Some(_) => vec![(self.pinned_identity(), self.slot, self.slot)],
-            None => self.upcoming(self.fanout + 4),
+            None => self.upcoming(self.fanout + WINDOW_EXTRA),
         };
         rows.into_iter()
             .map(|(identity, first_slot, last_slot)| {
@@ -407,6 +425,30 @@ impl LeaderBook {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_window_follows_the_slot_and_the_schedule() {
+        let ls: Vec<Pubkey> = (0..8).map(|_| Pubkey::new_unique()).collect();
+        let mut b = book_with(&ls);
+        let five = b.upcoming(5);
+        assert_eq!(
+            b.upcoming(2),
+            five[..2].to_vec(),
+            "a prefix of the longer list"
+        );
+        assert_eq!(five[0], (ls[0], 100, 103));
+        assert_eq!(five[1], (ls[1], 104, 107));
+        b.set_slot(106);
+        assert_eq!(b.upcoming(1), vec![(ls[1], 106, 107)]);
+        // The last turn known; a schedule learned later joins the window.
+        b.set_slot(128);
+        assert_eq!(b.upcoming(3), vec![(ls[7], 128, 131)]);
+        b.add_schedule(132, &[ls[6], ls[6], ls[5]]);
+        assert_eq!(
+            b.upcoming(3),
+            vec![(ls[7], 128, 131), (ls[6], 132, 133), (ls[5], 134, 134)]
+        );
+    }
 
     fn book_with(leaders: &[Pubkey]) -> LeaderBook {
         let mut b = LeaderBook::new(1, None);
