@@ -25,7 +25,10 @@ use std::{
 use serde::Serialize;
 use tokio::sync::mpsc;
 
-use crate::{engine::RunEvent, private_fs};
+use crate::{
+    engine::{RunEvent, snapshot::millis},
+    private_fs,
+};
 
 /// Where the lines go.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -219,10 +222,6 @@ fn quiet_on_broken_pipe(e: io::Error, written: u64) -> io::Result<u64> {
     } else {
         Err(e)
     }
-}
-
-fn millis(d: std::time::Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn unix_ms(t: SystemTime) -> u64 {

@@ -23,7 +23,7 @@ use tokio::time::Instant;
 
 use super::{
     net::{LinkState, SendError, StreamOutcome},
-    snapshot::{ConnState, LeaderStats, LeaderView, StreamCounts},
+    snapshot::{ConnState, LeaderStats, LeaderView, StreamCounts, millis},
 };
 
 /// Slots per leader rotation on Solana clusters.
@@ -396,7 +396,7 @@ impl LeaderBook {
                     None => ConnState::NoAddress,
                     Some(addr) => match self.backoff.get(&addr) {
                         Some(b) if b.until > now => ConnState::BackingOff {
-                            remaining_ms: (b.until - now).as_millis() as u64,
+                            remaining_ms: millis(b.until - now),
                             kind: b.kind,
                             reason: b.reason.clone(),
                         },

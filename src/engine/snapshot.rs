@@ -542,13 +542,19 @@ fn ser_opt_display<T: std::fmt::Display, S: serde::Serializer>(
     }
 }
 
+/// Whole milliseconds, saturating: every figure txpace writes in ms (reports, events) goes
+/// through here.
+pub fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
 fn ser_ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u64(d.as_millis() as u64)
+    s.serialize_u64(millis(*d))
 }
 
 fn ser_opt_ms<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
     match d {
-        Some(d) => s.serialize_u64(d.as_millis() as u64),
+        Some(d) => s.serialize_u64(millis(*d)),
         None => s.serialize_none(),
     }
 }

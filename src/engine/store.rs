@@ -13,7 +13,7 @@ use super::{
     event::RunEvent,
     lifecycle::{self, LifecycleError, Queue, Transition, TxEvent, TxState},
     net::StreamOutcome,
-    snapshot::{Counts, SEND_LOG_CAP, SendRecord, StatusRecord, TxView},
+    snapshot::{Counts, SEND_LOG_CAP, SendRecord, StatusRecord, TxView, millis},
 };
 use crate::source::LoadedTx;
 
@@ -445,10 +445,6 @@ impl TxStore {
             view.last_valid_exact = exact;
         }
     }
-}
-
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
 fn counter(counts: &mut Counts, queue: Queue) -> &mut u64 {

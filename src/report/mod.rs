@@ -20,7 +20,9 @@ use crate::{
     engine::{
         RunOutcome,
         lifecycle::TxState,
-        snapshot::{LeaderStats, RateTarget, RunState, SendRecord, Snapshot, StreamCounts, TxView},
+        snapshot::{
+            LeaderStats, RateTarget, RunState, SendRecord, Snapshot, StreamCounts, TxView, millis,
+        },
     },
     exit,
     source::Problem,
@@ -145,7 +147,7 @@ pub struct Skipped {
 }
 
 fn ms(d: Option<Duration>) -> Option<u64> {
-    d.map(|d| d.as_millis() as u64)
+    d.map(millis)
 }
 
 fn status_of(view: &TxView, commitment: Option<Commitment>) -> &'static str {
