@@ -20,6 +20,9 @@ use super::{
     snapshot::Snapshot,
 };
 
+/// Why a batch has no outcome when the engine task ended without crashing.
+const ENDED_FIRST: &str = "the engine ended before the batch did";
+
 /// A running engine that takes batches; dropping it ends the engine once its batch is over.
 pub struct EngineHost {
     batches: mpsc::UnboundedSender<Queued>,
@@ -45,7 +48,7 @@ pub fn spawn_host(
     let inner = tokio::spawn(engine.host(batch_rx, cmd_rx, slot_feed));
     tokio::spawn(async move {
         let why = match inner.await {
-            Ok(()) => "the engine ended before the batch did".to_string(),
+            Ok(()) => ENDED_FIRST.to_string(),
             Err(err) => outcome::crash_reason(err),
         };
         end_tx.send_replace(Some(why));
@@ -79,7 +82,7 @@ impl EngineHost {
                 Err(_) => {
                     let why = match ended.wait_for(Option::is_some).await {
                         Ok(why) => why.clone().unwrap_or_default(),
-                        Err(_) => "the engine ended before the batch did".to_string(),
+                        Err(_) => ENDED_FIRST.to_string(),
                     };
                     outcome::failed(&publisher, why)
                 }

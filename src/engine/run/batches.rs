@@ -17,17 +17,14 @@ use tokio::{
     time::Instant,
 };
 
-use super::{Engine, Timers, recv_opt};
+use super::{BatchParts, Engine, Timers, recv_opt};
 use crate::engine::{
     command::Command,
     config::Batch,
-    confirm::Confirmer,
-    dispatch::Dispatcher,
     facts::FactSink,
     meter::Meter,
     outcome::RunOutcome,
     snapshot::{RunState, Snapshot},
-    store::TxStore,
     update::Update,
 };
 
@@ -49,7 +46,7 @@ impl Engine {
         let Some(mut updates) = self.updates.take() else {
             return;
         };
-        let mut timers = Timers::new(self.poll_interval, self.publish_interval);
+        let mut timers = Timers::new(self.cfg.poll_interval, self.cfg.publish_interval);
         loop {
             let next = self
                 .idle(
@@ -132,23 +129,18 @@ impl Engine {
         cfg.resigner = batch.resigner;
         cfg.events = batch.events;
         cfg.fee_accounts = batch.fee_accounts;
-        let txs = batch.txs;
-        self.confirmer = Confirmer::new(&cfg, &txs, now);
-        self.dispatcher = Dispatcher::new(
+        let parts = BatchParts::new(
             &cfg,
-            txs.len(),
-            self.transport.clone(),
-            self.updates_tx.clone(),
+            batch.txs,
+            &self.transport,
+            &self.updates_tx,
             now,
             self.batch,
         );
-        let known = self
-            .sync
-            .begin(&cfg, self.batch, crate::fees::median_price(&txs));
-        self.store = TxStore::new(txs, now);
-        if let Some(events) = cfg.events.clone() {
-            self.store.set_events(events);
-        }
+        let known = self.sync.begin(&cfg, self.batch, parts.batch_price);
+        self.store = parts.store;
+        self.confirmer = parts.confirmer;
+        self.dispatcher = parts.dispatcher;
         self.meter = Meter::default();
         self.facts = FactSink::new(&cfg);
         self.leaders.reset_stats();

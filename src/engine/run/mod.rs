@@ -62,7 +62,7 @@ use super::{
     sync::ChainSync,
     update::{ChainFact, Update},
 };
-use crate::{config::Commitment, source::LoadedTx};
+use crate::source::LoadedTx;
 
 /// Updates handled per loop turn at most, so commands and sends still get their turn.
 const UPDATE_BATCH: usize = 256;
@@ -87,20 +87,14 @@ pub(super) struct Engine {
     updates: Option<mpsc::UnboundedReceiver<Update>>,
     /// For the parts a new batch needs (see `batches`).
     updates_tx: mpsc::UnboundedSender<Update>,
+    /// The run's settings (a host's, for its batches): the header's cluster facts, the
+    /// intervals, and what each batch's parts are built from.
     cfg: EngineConfig,
     /// The batch running (see `batches`); 0 for a lone run.
     batch: u32,
     /// A stop asked for between batches: the next one begins stopped.
     stop_pending: bool,
-    poll_interval: Duration,
-    publish_interval: Duration,
     paused: bool,
-    /// For the header.
-    rpc_url_display: String,
-    /// `--via rpc`: where sends go, for the leaders panel.
-    via_rpc: Option<String>,
-    commitment: Commitment,
-    identity: Pubkey,
     /// Shared with the supervisor in [`super::spawn_resumed`], which publishes FAILED if this
     /// task panics.
     snapshot_tx: Arc<watch::Sender<Arc<Snapshot>>>,
@@ -117,28 +111,15 @@ impl Engine {
     ) -> (Self, watch::Receiver<Arc<Snapshot>>) {
         let start = Instant::now();
         let (updates, updates_rx) = mpsc::unbounded_channel();
-        let confirmer = Confirmer::new(&cfg, &txs, start);
-        let dispatcher = Dispatcher::new(
-            &cfg,
-            txs.len(),
-            transport.clone(),
-            updates.clone(),
-            start,
-            0,
-        );
-        let batch_price = crate::fees::median_price(&txs);
-        let mut store = TxStore::new(txs, start);
-        if let Some(events) = cfg.events.clone() {
-            store.set_events(events);
-        }
+        let parts = BatchParts::new(&cfg, txs, &transport, &updates, start, 0);
         let mut engine = Self {
-            store,
+            store: parts.store,
             leaders: LeaderBook::new(cfg.fanout, cfg.pinned_tpu)
                 .with_pinned_identity(cfg.pinned_identity),
             meter: Meter::default(),
-            sync: ChainSync::new(&cfg, chain, updates.clone(), start, batch_price),
-            confirmer,
-            dispatcher,
+            sync: ChainSync::new(&cfg, chain, updates.clone(), start, parts.batch_price),
+            confirmer: parts.confirmer,
+            dispatcher: parts.dispatcher,
             facts: FactSink::new(&cfg),
             transport,
             run: RunState::Starting,
@@ -146,13 +127,7 @@ impl Engine {
             updates_tx: updates,
             batch: 0,
             stop_pending: false,
-            poll_interval: cfg.poll_interval,
-            publish_interval: cfg.publish_interval,
             paused: cfg.start_paused,
-            via_rpc: cfg.via_rpc.clone(),
-            rpc_url_display: cfg.rpc_url_display.clone(),
-            commitment: cfg.commitment,
-            identity: cfg.identity,
             cfg,
             snapshot_tx: Arc::new(
                 watch::channel(Arc::new(Snapshot::blank(
@@ -211,7 +186,7 @@ impl Engine {
         let Some(mut updates) = self.updates.take() else {
             return self.outcome();
         };
-        let mut timers = Timers::new(self.poll_interval, self.publish_interval);
+        let mut timers = Timers::new(self.cfg.poll_interval, self.cfg.publish_interval);
         self.run_batch(&mut commands, &mut slot_feed, &mut updates, &mut timers)
             .await;
         self.outcome()
@@ -452,16 +427,16 @@ impl Engine {
             run: self.run.clone(),
             elapsed,
             cluster: ClusterView {
-                rpc_url: self.rpc_url_display.clone(),
-                commitment: self.commitment.as_str(),
+                rpc_url: self.cfg.rpc_url_display.clone(),
+                commitment: self.cfg.commitment.as_str(),
                 slot: self.leaders.slot(),
                 block_height: self.sync.tip_height(),
-                identity: self.identity,
+                identity: self.cfg.identity,
                 staked: self.sync.staked(),
                 health: self.sync.health().cloned(),
                 slot_feed_live: self.sync.feed_live(now),
                 fees: self.sync.fees(),
-                via_rpc: self.via_rpc.clone(),
+                via_rpc: self.cfg.via_rpc.clone(),
             },
             rate: RateView {
                 target: self.dispatcher.target(),
@@ -482,6 +457,48 @@ impl Engine {
             leader_totals: Arc::new(self.leaders.all_stats(now)),
             finished_phases: Arc::default(),
             phase: None,
+        }
+    }
+}
+
+/// What belongs to one run's transactions (a lone run's, or one batch's of a host), built the
+/// same way for both.
+struct BatchParts {
+    store: TxStore,
+    confirmer: Confirmer,
+    dispatcher: Dispatcher,
+    /// The median compute-unit price, for where it sits among recent fees.
+    batch_price: u64,
+}
+
+impl BatchParts {
+    fn new(
+        cfg: &EngineConfig,
+        txs: Vec<LoadedTx>,
+        transport: &Arc<dyn Transport>,
+        updates: &mpsc::UnboundedSender<Update>,
+        now: Instant,
+        batch: u32,
+    ) -> Self {
+        let confirmer = Confirmer::new(cfg, &txs, now);
+        let dispatcher = Dispatcher::new(
+            cfg,
+            txs.len(),
+            transport.clone(),
+            updates.clone(),
+            now,
+            batch,
+        );
+        let batch_price = crate::fees::median_price(&txs);
+        let mut store = TxStore::new(txs, now);
+        if let Some(events) = cfg.events.clone() {
+            store.set_events(events);
+        }
+        Self {
+            store,
+            confirmer,
+            dispatcher,
+            batch_price,
         }
     }
 }
