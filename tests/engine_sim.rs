@@ -257,6 +257,38 @@ async fn sends_follow_leader_rotation_with_fanout() {
     assert!(per_leader.iter().all(|n| *n > 100), "{per_leader:?}");
 }
 
+/// A cluster with 32-slot epochs (a local or test cluster) has the leader schedule only to the
+/// end of the next epoch, and refuses the engine's usual 400-slot request: the engine asks for
+/// less until it is answered (down to one turn), and sends follow the rotation as on any
+/// cluster.
+#[tokio::test(start_paused = true)]
+async fn short_epochs_shrink_the_schedule_requests_until_the_node_answers() {
+    let ls = leaders(3);
+    let cluster = SimCluster::new(ls.clone());
+    cluster.set_epoch_slots(32);
+    let txs = cluster.transactions(600, unique_hash());
+    let h = start(&cluster, config(100.0), txs);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let health = h.snapshots.borrow().cluster.health.clone();
+    assert_eq!(
+        health, None,
+        "a refused schedule range is not an unreachable RPC"
+    );
+    let out = tokio::time::timeout(Duration::from_secs(60), h.task)
+        .await
+        .expect("the run never ended: no leader schedule?")
+        .expect("engine task");
+    assert_eq!(out.snapshot.counts.confirmed, 600);
+    let per_leader: Vec<u64> = out
+        .snapshot
+        .leader_totals
+        .iter()
+        .map(|l| l.streams.sent)
+        .collect();
+    assert_eq!(per_leader.len(), 3, "{per_leader:?}");
+    assert!(per_leader.iter().all(|n| *n > 100), "{per_leader:?}");
+}
+
 #[tokio::test(start_paused = true)]
 async fn rpc_outage_is_shown_and_survived() {
     let cluster = SimCluster::new(leaders(1));

@@ -61,6 +61,16 @@ fn throttled_leader() {
     insta::assert_snapshot!(text);
 }
 
+/// A leader whose TPU stopped answering: the "now" line says so and that it gets probes, the
+/// table's state column says how long it has been silent.
+#[test]
+fn a_leader_that_stopped_answering() {
+    let text = screen(&fixtures::silent_leader(300));
+    assert!(text.contains("not answering for 1600 ms, probing one stream at a time"));
+    assert!(text.contains("no answer 1600 ms"));
+    insta::assert_snapshot!(text);
+}
+
 #[test]
 fn deploy_phase_and_bytes_in_the_header() {
     let app = App::new("deploy spl_token_2022.so (615,936 bytes)", false);

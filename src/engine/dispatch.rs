@@ -275,7 +275,8 @@ impl Dispatcher {
             return None;
         }
         let id = self.pick(now, store, hold)?;
-        let first_log = store.record_send(id, now, &targets).ok()?;
+        let slot = Some(leaders.slot()).filter(|&s| s > 0);
+        let first_log = store.record_send(id, now, slot, &targets).ok()?;
         let sends = store.view(id).map_or(0, |v| v.sends);
         let sent = Sent { id, sends, at: now };
         self.pacer.consume(now);
@@ -289,7 +290,7 @@ impl Dispatcher {
         }
         for (i, (leader, addr)) in targets.into_iter().enumerate() {
             let Some(addr) = addr else { continue };
-            leaders.on_sent(leader, addr);
+            leaders.on_sent(leader, addr, now);
             store.record_stream_sent();
             let handoff = Handoff::default();
             let send = self.transport.send(addr, wire.clone(), handoff.clone());

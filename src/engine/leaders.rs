@@ -22,14 +22,21 @@ use solana_pubkey::Pubkey;
 use tokio::time::Instant;
 
 use super::{
+    liveness::Liveness,
     net::{LinkState, SendError, StreamOutcome},
     snapshot::{ConnState, LeaderStats, LeaderView, StreamCounts, millis},
 };
 
 /// Slots per leader rotation on Solana clusters.
 pub const SLOTS_PER_LEADER: u64 = 4;
-/// How many slots of schedule to fetch at a time.
+/// How many slots of schedule to fetch at a time, at most.
 const SCHEDULE_FETCH: u64 = 400;
+/// The fewest: one leader's turn. A node knows the schedule up to the end of the epoch after
+/// its root's, and the root trails the tip by 32 slots or more (the tower's depth): on a
+/// cluster with short epochs the tip can be a few slots from the end of what is known, or
+/// past it for a while after an epoch begins (nothing can be fetched then; the requests go on
+/// each slot until the root catches up).
+const SCHEDULE_FETCH_MIN: u64 = SLOTS_PER_LEADER;
 /// Refetch when fewer than this many slots of schedule remain ahead.
 const SCHEDULE_MARGIN: u64 = 100;
 /// Schedule kept behind the current slot, to attribute landings to leaders.
@@ -103,6 +110,12 @@ pub struct LeaderBook {
     /// Last TPU address each leader was sent to (for the report).
     last_addr: HashMap<Pubkey, SocketAddr>,
     backoff: HashMap<SocketAddr, Backoff>,
+    /// Which addresses answer: one that does not gets a stream at a time.
+    liveness: Liveness,
+    /// Slots asked for per schedule request: halved when the node refuses a range (its
+    /// schedule ends with the next epoch, and a short-epoch cluster's next epoch ends well
+    /// within [`SCHEDULE_FETCH`]), doubled back after each answer.
+    fetch: u64,
     /// `--tpu`: every send goes here, whoever leads.
     pinned: Option<SocketAddr>,
     /// The node advertising the pinned address, looked up once per address refresh rather
@@ -129,6 +142,8 @@ impl LeaderBook {
             stats: HashMap::new(),
             last_addr: HashMap::new(),
             backoff: HashMap::new(),
+            liveness: Liveness::default(),
+            fetch: SCHEDULE_FETCH,
             pinned,
             pinned_identity: None,
             pinned_known: None,
@@ -167,10 +182,20 @@ impl LeaderBook {
             .range(self.slot..)
             .next_back()
             .map_or(self.slot, |(s, _)| *s);
-        (known_until < self.slot + SCHEDULE_MARGIN).then_some((self.slot, SCHEDULE_FETCH))
+        let margin = SCHEDULE_MARGIN.min(self.fetch / 2);
+        (known_until < self.slot + margin).then_some((self.slot, self.fetch))
+    }
+
+    /// The node would not give the schedule asked for: ask for half as much next time.
+    /// Returns whether the request is smaller now (at the least already, it is not).
+    pub fn schedule_refused(&mut self) -> bool {
+        let before = self.fetch;
+        self.fetch = (self.fetch / 2).max(SCHEDULE_FETCH_MIN);
+        self.fetch < before
     }
 
     pub fn add_schedule(&mut self, start: u64, leaders: &[Pubkey]) {
+        self.fetch = (self.fetch * 2).min(SCHEDULE_FETCH);
         for (i, leader) in leaders.iter().enumerate() {
             self.schedule.insert(start + i as u64, *leader);
         }
@@ -224,10 +249,11 @@ impl LeaderBook {
     }
 
     /// Where the next send goes: the current leader and the next `fanout` distinct leaders,
-    /// skipping those without a TPU address or backing off. Empty means "hold the send".
+    /// skipping those without a TPU address, backing off, or not answering with a stream
+    /// already waiting (see [`Liveness`]). Empty means "hold the send".
     pub fn targets(&self, now: Instant) -> Vec<Target> {
         if let Some(addr) = self.pinned {
-            if !self.nodes_asked || self.backing_off(addr, now) {
+            if !self.nodes_asked || !self.may_send(addr, now) {
                 return Vec::new();
             }
             return vec![(self.pinned_identity(), Some(addr))];
@@ -236,9 +262,13 @@ impl LeaderBook {
             .into_iter()
             .filter_map(|(leader, _, _)| {
                 let addr = *self.addrs.get(&leader)?;
-                (!self.backing_off(addr, now)).then_some((leader, Some(addr)))
+                self.may_send(addr, now).then_some((leader, Some(addr)))
             })
             .collect()
+    }
+
+    fn may_send(&self, addr: SocketAddr, now: Instant) -> bool {
+        !self.backing_off(addr, now) && self.liveness.may_send(addr, now)
     }
 
     /// Addresses worth connecting to ahead of their turn.
@@ -266,7 +296,8 @@ impl LeaderBook {
         self.backoff.get(&addr).is_some_and(|b| b.until > now)
     }
 
-    /// Whether every target is sparing us right now (so the pacer should hold).
+    /// Whether no target takes a send right now (so the pacer should hold): all are backing
+    /// off or waiting on an answer.
     pub fn all_backing_off(&self, now: Instant) -> bool {
         self.targets(now).is_empty()
     }
@@ -280,9 +311,10 @@ impl LeaderBook {
             .min()
     }
 
-    pub fn on_sent(&mut self, leader: Pubkey, addr: SocketAddr) {
+    pub fn on_sent(&mut self, leader: Pubkey, addr: SocketAddr, now: Instant) {
         self.stats.entry(leader).or_default().streams.sent += 1;
         self.last_addr.insert(leader, addr);
+        self.liveness.on_sent(addr, now);
     }
 
     /// Feeds one stream's outcome, which came `took` after the stream was handed to QUIC, into
@@ -300,6 +332,28 @@ impl LeaderBook {
         let stats = self.stats.entry(leader).or_default();
         stats.streams.record(outcome);
         stats.record_ack(took);
+        self.on_address_result(addr, result, now)
+    }
+
+    /// A stream of an earlier batch finished (see `engine::host`): its figures belong to that
+    /// batch, but what it says of the address — answering or not, backing off — still holds.
+    pub fn on_stale_result(
+        &mut self,
+        addr: SocketAddr,
+        result: &Result<(), SendError>,
+        now: Instant,
+    ) {
+        self.on_address_result(addr, result, now);
+    }
+
+    fn on_address_result(
+        &mut self,
+        addr: SocketAddr,
+        result: &Result<(), SendError>,
+        now: Instant,
+    ) -> StreamOutcome {
+        let outcome = StreamOutcome::of(result);
+        self.liveness.on_result(addr, outcome);
         let (Err(err), Some(base)) = (result, backoff_base(outcome)) else {
             // Success does not end a backoff: other streams of the same window may still be
             // stopped. An unused backoff is forgotten after a clean window (below).
@@ -330,6 +384,7 @@ impl LeaderBook {
     pub fn expire_backoffs(&mut self, now: Instant) {
         self.backoff
             .retain(|_, b| now.saturating_duration_since(b.until) < JUDGE_WINDOW);
+        self.liveness.forget_idle();
     }
 
     /// Forgets every leader's figures for a new batch (see `engine::host`); the schedule, the
@@ -400,11 +455,16 @@ impl LeaderBook {
                             kind: b.kind,
                             reason: b.reason.clone(),
                         },
-                        _ => match link(addr) {
-                            LinkState::Idle => ConnState::Idle,
-                            LinkState::Connecting => ConnState::Connecting,
-                            LinkState::Connected => ConnState::Connected,
-                            LinkState::Failed(reason) => ConnState::Failed { reason },
+                        _ => match self.liveness.silent_for(addr, now) {
+                            Some(waited) => ConnState::Silent {
+                                for_ms: millis(waited),
+                            },
+                            None => match link(addr) {
+                                LinkState::Idle => ConnState::Idle,
+                                LinkState::Connecting => ConnState::Connecting,
+                                LinkState::Connected => ConnState::Connected,
+                                LinkState::Failed(reason) => ConnState::Failed { reason },
+                            },
                         },
                     },
                 };
@@ -528,9 +588,9 @@ mod tests {
         let mut book = book_with(&[a]);
         let addr = SocketAddr::from(([127, 0, 0, 1], 9000));
         let now = Instant::now();
-        book.on_sent(a, addr);
-        book.on_sent(a, addr);
-        book.on_sent(a, addr);
+        book.on_sent(a, addr, now);
+        book.on_sent(a, addr, now);
+        book.on_sent(a, addr, now);
         let ms = Duration::from_millis;
         book.on_result(
             a,

@@ -28,6 +28,7 @@ mod fee_watch;
 pub mod host;
 pub mod leaders;
 pub mod lifecycle;
+mod liveness;
 pub mod maxrate;
 pub mod meter;
 pub mod net;

@@ -85,6 +85,9 @@ struct State {
     rpc_latency: Option<Duration>,
     /// Whether `getVoteAccounts` names our identity; unstaked unless set.
     staked: bool,
+    /// Slots per epoch when set: `getSlotLeaders` then refuses ranges past the end of the next
+    /// epoch, whose schedule a real node does not have yet.
+    epoch_slots: Option<u64>,
     log: Vec<SimSend>,
 }
 
@@ -229,6 +232,12 @@ impl SimCluster {
 
     /// Makes every RPC call take `latency` to answer, as a distant node or a large answer
     /// (`getClusterNodes` on mainnet) does.
+    /// Gives the cluster epochs of `slots` slots: schedules are known up to the end of the
+    /// next epoch only, as on a real node.
+    pub fn set_epoch_slots(&self, slots: u64) {
+        self.lock().epoch_slots = Some(slots);
+    }
+
     pub fn set_rpc_latency(&self, latency: Duration) {
         self.lock().rpc_latency = Some(latency);
     }
@@ -398,6 +407,21 @@ impl Chain for SimCluster {
         start: u64,
         limit: u64,
     ) -> BoxFuture<'static, Result<Vec<Pubkey>, ChainError>> {
+        let epoch_slots = self.lock().epoch_slots;
+        if let Some(e) = epoch_slots {
+            // Known: the current epoch and the next.
+            let unknown_epoch = self.slot_now() / e + 2;
+            if start + limit > unknown_epoch * e {
+                return futures::future::ready(Err(ChainError::new(
+                    "getSlotLeaders",
+                    format!(
+                        "RPC response error -32602: Invalid slot range: leader schedule for \
+                         epoch {unknown_epoch} is unavailable"
+                    ),
+                )))
+                .boxed();
+            }
+        }
         self.rpc("getSlotLeaders", move |c| {
             (start..start + limit).map(|s| c.leader_at(s)).collect()
         })

@@ -85,6 +85,11 @@ pub enum ConnState {
     Failed {
         reason: String,
     },
+    /// Streams have waited this long with no answer at all: it gets one probe at a time until
+    /// it answers (see `engine::liveness`).
+    Silent {
+        for_ms: u64,
+    },
     /// The leader has no TPU QUIC address in `getClusterNodes`.
     NoAddress,
 }
@@ -108,6 +113,9 @@ impl ConnState {
                 format!("{why}, backing off {remaining_ms} ms ({reason})")
             }
             ConnState::Failed { reason } => format!("failed: {reason}"),
+            ConnState::Silent { for_ms } => {
+                format!("not answering for {for_ms} ms, probing one stream at a time")
+            }
             ConnState::NoAddress => "no TPU address".into(),
         }
     }
@@ -193,6 +201,10 @@ pub struct SendRecord {
     #[serde(serialize_with = "ser_display")]
     pub leader: Pubkey,
     pub addr: Option<SocketAddr>,
+    /// The slot the engine took as current when it chose to send: whose turn it was, so a
+    /// landing in the next leader's first slot can be told from one sent during that turn.
+    /// `None` before the first slot was known (and in reports written before it was recorded).
+    pub slot: Option<u64>,
     /// What became of it; `None` while in flight (or when it was never handed to QUIC, for a
     /// leader without a TPU address).
     pub outcome: Option<StreamOutcome>,

@@ -249,6 +249,7 @@ impl TxStore {
         &mut self,
         id: u32,
         now: Instant,
+        slot: Option<u64>,
         targets: &[(Pubkey, Option<SocketAddr>)],
     ) -> Result<usize, LifecycleError> {
         self.apply(id, TxEvent::Sent, now, None)?;
@@ -277,6 +278,7 @@ impl TxStore {
             at,
             leader: *leader,
             addr: *addr,
+            slot,
             outcome: None,
             ack_ms: None,
             error: None,
@@ -483,7 +485,7 @@ mod tests {
         for i in 0..10 * SEND_LOG_CAP {
             let leader = if i == 0 { a } else { b };
             last = store
-                .record_send(0, start, &[(leader, None)])
+                .record_send(0, start, Some(7), &[(leader, None)])
                 .expect("send");
         }
         let result = |log_index, error| StreamResult {

@@ -350,10 +350,24 @@ impl ChainSync {
             }
             ChainUpdate::Schedule { start, result } => {
                 self.inflight.schedule = false;
-                result.map(|slots| {
-                    leaders.add_schedule(start, &slots);
-                    None
-                })
+                match result {
+                    Ok(slots) => {
+                        leaders.add_schedule(start, &slots);
+                        Ok(None)
+                    }
+                    // Not a health signal either: a node refuses a range past the next
+                    // epoch's end (short epochs), and a node that is down says so in the
+                    // other calls. Ask again at once for less, or at the next slot once the
+                    // request is as small as it gets (a node that is down would otherwise be
+                    // asked in a loop).
+                    Err(e) => {
+                        log::debug!("leader schedule from slot {start}: {}", e.reason);
+                        if leaders.schedule_refused() {
+                            self.request_schedule(leaders);
+                        }
+                        return None;
+                    }
+                }
             }
             ChainUpdate::Nodes(r) => {
                 self.inflight.nodes = false;

@@ -120,6 +120,8 @@ pub(super) struct Stream {
     pub(super) at_ms: u64,
     pub(super) leader: String,
     pub(super) addr: Option<String>,
+    #[serde(default)]
+    pub(super) slot: Option<u64>,
     pub(super) outcome: Option<StreamOutcome>,
     pub(super) ack_ms: Option<u64>,
     pub(super) error: Option<String>,

@@ -235,6 +235,7 @@ fn tx_view(
                 at: ms(s.at_ms),
                 leader: key(&s.leader)?,
                 addr: s.addr.as_deref().and_then(|a| a.parse::<SocketAddr>().ok()),
+                slot: s.slot,
                 outcome: s.outcome,
                 ack_ms: s.ack_ms,
                 error: s.error,

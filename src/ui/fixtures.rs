@@ -204,6 +204,7 @@ fn tx(id: u64, n: u64, state: TxState, leaders: &[LeaderView], elapsed: Duration
                 at: first + Duration::from_millis(2_000 * k as u64),
                 leader: leader.identity,
                 addr: leader.tpu_quic,
+                slot: Some(1_000 + k as u64),
                 outcome: Some(if throttled {
                     StreamOutcome::Throttled
                 } else {
@@ -419,6 +420,20 @@ pub fn throttled(n: usize) -> Snapshot {
     s.leaders = Arc::new(leaders);
     s.rate.achieved = 61.2;
     s.cluster.health = Some("getSignatureStatuses timed out, retrying".into());
+    s
+}
+
+/// The current leader stopped answering (a blackholed TPU): streams have waited 1.6 s with no
+/// answer and it gets one probe at a time; the pace goes to the next leader.
+pub fn silent_leader(n: usize) -> Snapshot {
+    let mut s = running(n);
+    let mut leaders = (*s.leaders).clone();
+    leaders[0].conn = ConnState::Silent { for_ms: 1_600 };
+    leaders[0].streams.sent = 6;
+    leaders[0].streams.connection = 5;
+    leaders[0].streams.accepted = 0;
+    leaders[0].landed = 0;
+    s.leaders = Arc::new(leaders);
     s
 }
 

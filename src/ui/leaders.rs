@@ -167,6 +167,7 @@ fn short_conn(l: &LeaderView) -> String {
     match &l.conn {
         ConnState::BackingOff { remaining_ms, .. } => format!("backoff {remaining_ms} ms"),
         ConnState::Failed { .. } => "failed".into(),
+        ConnState::Silent { for_ms } => format!("no answer {for_ms} ms"),
         other => other.label(),
     }
 }

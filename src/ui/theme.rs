@@ -185,7 +185,7 @@ impl Theme {
         match conn {
             ConnState::Connected => self.ok(),
             ConnState::Idle | ConnState::Connecting => self.accent(),
-            ConnState::BackingOff { .. } => self.warn(),
+            ConnState::BackingOff { .. } | ConnState::Silent { .. } => self.warn(),
             ConnState::Failed { .. } | ConnState::NoAddress => self.bad(),
         }
     }

@@ -85,8 +85,12 @@ impl Engine {
                     None => return None,
                 },
                 Some(update) = updates.recv() => match update {
-                    // The last batch's late streams: it is over.
-                    Update::SendDone(_) => {}
+                    // The last batch's late streams: it is over, but what they say of the
+                    // leaders' addresses holds for the next.
+                    Update::SendDone(done) => {
+                        self.leaders
+                            .on_stale_result(done.addr, &done.result, Instant::now());
+                    }
                     // The chain view keeps what it learns; facts about transactions wait for
                     // a batch (the latest blockhash and finality are handed to it in `begin`).
                     Update::Chain(answer) => {

@@ -350,7 +350,12 @@ impl Engine {
     fn on_update(&mut self, update: Update) {
         match update {
             // A stream of an earlier batch (see `batches`) names a transaction of that batch.
-            Update::SendDone(done) if done.batch != self.batch => {}
+            // A late stream of an earlier batch: its figures are that batch's, but what it says
+            // of the leader's address (answering, backing off) is the cluster's.
+            Update::SendDone(done) if done.batch != self.batch => {
+                self.leaders
+                    .on_stale_result(done.addr, &done.result, Instant::now());
+            }
             Update::SendDone(done) => {
                 let took = self.dispatcher.on_send_done(
                     done,
