@@ -7,7 +7,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use portable_pty::{CommandBuilder, ExitStatus, PtySize, native_pty_system};
+pub use portable_pty::ExitStatus;
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
 pub const ROWS: u16 = 48;
 pub const COLS: u16 = 160;
@@ -31,6 +32,10 @@ pub struct Terminal {
     child: Box<dyn portable_pty::Child + Send + Sync>,
     writer: Box<dyn Write + Send>,
     raw: Arc<Mutex<Vec<u8>>>,
+    /// The screen so far and how many bytes of `raw` it has taken in: reading the screen
+    /// parses only what arrived since, so a long run is not re-parsed from its first byte on
+    /// every look (which starved the programs under test of CPU).
+    screen: Mutex<(vt100::Parser, usize)>,
 }
 
 impl Terminal {
@@ -60,14 +65,24 @@ impl Terminal {
                 }
             }
         });
-        Terminal { child, writer, raw }
+        Terminal {
+            child,
+            writer,
+            raw,
+            screen: Mutex::new((vt100::Parser::new(ROWS, COLS, 0), 0)),
+        }
     }
 
     /// The screen now.
     pub fn text(&self) -> String {
-        let raw = self.raw();
-        let mut parser = vt100::Parser::new(ROWS, COLS, 0);
-        parser.process(&raw);
+        let Ok(mut screen) = self.screen.lock() else {
+            return String::new();
+        };
+        let (parser, done) = &mut *screen;
+        if let Ok(raw) = self.raw.lock() {
+            parser.process(&raw[*done..]);
+            *done = raw.len();
+        }
         parser.screen().contents()
     }
 
@@ -96,6 +111,11 @@ impl Terminal {
         self.writer
             .write_all(keys)
             .expect("writing to the terminal");
+    }
+
+    /// The exit status if the program has exited.
+    pub fn try_exit(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().expect("try_wait")
     }
 
     /// Waits for the program to exit, failing after `timeout`.
