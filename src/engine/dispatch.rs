@@ -180,7 +180,7 @@ impl Dispatcher {
         } else {
             self.next_resend_due(store)
         }?;
-        if leaders.all_backing_off(now) {
+        if leaders.nowhere_to_send(now) {
             // Nowhere to send: wake when a backoff ends (or on the next update).
             let until = leaders.next_backoff_end(now)?;
             return Some(until.max(work_at).max(self.pacer.next_at()));

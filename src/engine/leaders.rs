@@ -298,7 +298,7 @@ impl LeaderBook {
 
     /// Whether no target takes a send right now (so the pacer should hold): all are backing
     /// off or waiting on an answer.
-    pub fn all_backing_off(&self, now: Instant) -> bool {
+    pub fn nowhere_to_send(&self, now: Instant) -> bool {
         self.targets(now).is_empty()
     }
 

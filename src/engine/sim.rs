@@ -230,14 +230,14 @@ impl SimCluster {
         self.lock().staked = staked;
     }
 
-    /// Makes every RPC call take `latency` to answer, as a distant node or a large answer
-    /// (`getClusterNodes` on mainnet) does.
     /// Gives the cluster epochs of `slots` slots: schedules are known up to the end of the
     /// next epoch only, as on a real node.
     pub fn set_epoch_slots(&self, slots: u64) {
         self.lock().epoch_slots = Some(slots);
     }
 
+    /// Makes every RPC call take `latency` to answer, as a distant node or a large answer
+    /// (`getClusterNodes` on mainnet) does.
     pub fn set_rpc_latency(&self, latency: Duration) {
         self.lock().rpc_latency = Some(latency);
     }
@@ -407,24 +407,25 @@ impl Chain for SimCluster {
         start: u64,
         limit: u64,
     ) -> BoxFuture<'static, Result<Vec<Pubkey>, ChainError>> {
-        let epoch_slots = self.lock().epoch_slots;
-        if let Some(e) = epoch_slots {
-            // Known: the current epoch and the next.
-            let unknown_epoch = self.slot_now() / e + 2;
-            if start + limit > unknown_epoch * e {
-                return futures::future::ready(Err(ChainError::new(
-                    "getSlotLeaders",
-                    format!(
-                        "RPC response error -32602: Invalid slot range: leader schedule for \
-                         epoch {unknown_epoch} is unavailable"
-                    ),
-                )))
-                .boxed();
-            }
-        }
+        // Like any call, a refusal comes after the latency, and not at all while the RPC is down.
         self.rpc("getSlotLeaders", move |c| {
-            (start..start + limit).map(|s| c.leader_at(s)).collect()
+            if let Some(e) = c.lock().epoch_slots {
+                // Known: the current epoch and the next.
+                let unknown_epoch = c.slot_now() / e + 2;
+                if start + limit > unknown_epoch * e {
+                    return Err(ChainError::new(
+                        "getSlotLeaders",
+                        format!(
+                            "RPC response error -32602: Invalid slot range: leader schedule \
+                             for epoch {unknown_epoch} is unavailable"
+                        ),
+                    ));
+                }
+            }
+            Ok((start..start + limit).map(|s| c.leader_at(s)).collect())
         })
+        .map(Result::flatten)
+        .boxed()
     }
 
     fn tpu_quic_addresses(

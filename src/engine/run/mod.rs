@@ -349,9 +349,9 @@ impl Engine {
 
     fn on_update(&mut self, update: Update) {
         match update {
-            // A stream of an earlier batch (see `batches`) names a transaction of that batch.
-            // A late stream of an earlier batch: its figures are that batch's, but what it says
-            // of the leader's address (answering, backing off) is the cluster's.
+            // A late stream of an earlier batch (see `batches`) names a transaction of that
+            // batch and its figures are that batch's, but what it says of the leader's address
+            // (answering, backing off) is the cluster's.
             Update::SendDone(done) if done.batch != self.batch => {
                 self.leaders
                     .on_stale_result(done.addr, &done.result, Instant::now());
