@@ -544,8 +544,14 @@ pub struct DemoArgs {
           value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_CU_LIMIT)))]
     pub cu_limit: u32,
     /// Send with the validator's own (staked) identity instead of an unstaked ephemeral one
+    /// (with --nodes, node 0's)
     #[arg(long, conflicts_with = "identity")]
     pub staked: bool,
+    /// Validators to run: 1 is a solana-test-validator; 2 to 8 are an equally staked cluster
+    /// (txpace-localnet), where the leader changes every 4 slots
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u8).range(1..=8))]
+    pub nodes: u8,
     #[command(flatten)]
     pub send: SendOpts,
 }

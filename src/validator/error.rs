@@ -81,4 +81,27 @@ pub enum ValidatorError {
 
     #[error("the validator is not running")]
     NotRunning,
+
+    #[error("txpace-localnet exited ({status}) before it was ready; its log is {log}\n{tail}")]
+    ClusterExited {
+        status: ExitStatus,
+        log: PathBuf,
+        tail: String,
+    },
+
+    #[error(
+        "txpace-localnet was not ready within {} s; its log is {log}\n{tail}",
+        timeout.as_secs()
+    )]
+    ClusterNotReady {
+        timeout: Duration,
+        log: PathBuf,
+        tail: String,
+    },
+
+    #[error("cluster manifest {path}: {reason}")]
+    Manifest { path: PathBuf, reason: String },
+
+    #[error("txpace-localnet did not do {command:?}: {reason}")]
+    Control { command: String, reason: String },
 }

@@ -1,9 +1,10 @@
-//! Finding `solana-test-validator`.
+//! Finding `solana-test-validator` and `txpace-localnet`.
 //!
-//! `cargo install` puts it in cargo's bin directory, which is often not on `PATH` in CI shells and
-//! fresh containers, so that directory is searched after `PATH`. `$TXPACE_VALIDATOR` wins over
-//! both so a developer can point the tests at a particular build; when it is set but wrong that is
-//! an error rather than a silent fallback to some other binary.
+//! `cargo install` puts them in cargo's bin directory, which is often not on `PATH` in CI shells
+//! and fresh containers, so that directory is searched after `PATH`. An environment variable
+//! (`$TXPACE_VALIDATOR`, `$TXPACE_LOCALNET`) wins over both so a developer can point the tests at
+//! a particular build; when it is set but wrong that is an error rather than a silent fallback to
+//! some other binary.
 
 use std::{
     ffi::OsStr,
@@ -34,10 +35,52 @@ pub fn install_hint() -> String {
     )
 }
 
+/// Environment variable naming the `txpace-localnet` binary to use.
+pub const LOCALNET_ENV: &str = "TXPACE_LOCALNET";
+/// The several-validator cluster's binary (this repository's `localnet` package).
+pub const LOCALNET_BIN: &str = "txpace-localnet";
+
+/// A program the harness starts, and how to get it when it is missing.
+#[derive(Debug, Clone, Copy)]
+pub struct Program {
+    pub bin: &'static str,
+    pub env: &'static str,
+    pub install_hint: fn() -> String,
+}
+
+/// Agave's single test validator.
+pub const TEST_VALIDATOR: Program = Program {
+    bin: VALIDATOR_BIN,
+    env: VALIDATOR_ENV,
+    install_hint,
+};
+
+/// The cluster of several validators.
+pub const LOCALNET: Program = Program {
+    bin: LOCALNET_BIN,
+    env: LOCALNET_ENV,
+    install_hint: localnet_install_hint,
+};
+
+/// How to install `txpace-localnet`, shown whenever it cannot be found.
+pub fn localnet_install_hint() -> String {
+    format!(
+        "Install it with `scripts/setup.sh` (from the txpace repository; it builds Agave          {AGAVE_VERSION} once for this and `{VALIDATOR_BIN}`), or by hand from the repository:\n  \
+         PROTOC=/usr/bin/protoc cargo install --path localnet --locked\n\
+         or set {LOCALNET_ENV} to the path of an existing {LOCALNET_BIN}."
+    )
+}
+
 /// Finds the validator from this process's environment.
 pub fn locate() -> Result<PathBuf, ValidatorError> {
+    locate_program(&TEST_VALIDATOR)
+}
+
+/// Finds `program` from this process's environment.
+pub fn locate_program(program: &Program) -> Result<PathBuf, ValidatorError> {
     locate_in(
-        std::env::var_os(VALIDATOR_ENV).as_deref(),
+        program,
+        std::env::var_os(program.env).as_deref(),
         std::env::var_os("PATH").as_deref(),
         cargo_bin_dir().as_deref(),
     )
@@ -46,6 +89,7 @@ pub fn locate() -> Result<PathBuf, ValidatorError> {
 /// Finds the validator given the three places to look, so the search order is testable without
 /// touching the process environment.
 pub fn locate_in(
+    program: &Program,
     explicit: Option<&OsStr>,
     path_var: Option<&OsStr>,
     cargo_bin: Option<&Path>,
@@ -56,9 +100,10 @@ pub fn locate_in(
             return Ok(candidate);
         }
         return Err(ValidatorError::NotInstalled(format!(
-            "{VALIDATOR_ENV}={} is not an executable file. {}",
+            "{}={} is not an executable file. {}",
+            program.env,
             candidate.display(),
-            install_hint()
+            (program.install_hint)()
         )));
     }
     let mut looked = Vec::new();
@@ -67,7 +112,7 @@ pub fn locate_in(
             if dir.as_os_str().is_empty() {
                 continue;
             }
-            let candidate = dir.join(VALIDATOR_BIN);
+            let candidate = dir.join(program.bin);
             if is_executable(&candidate) {
                 return Ok(candidate);
             }
@@ -75,16 +120,17 @@ pub fn locate_in(
         looked.push("PATH".to_string());
     }
     if let Some(dir) = cargo_bin {
-        let candidate = dir.join(VALIDATOR_BIN);
+        let candidate = dir.join(program.bin);
         if is_executable(&candidate) {
             return Ok(candidate);
         }
         looked.push(candidate.display().to_string());
     }
     Err(ValidatorError::NotInstalled(format!(
-        "{VALIDATOR_BIN} not found (looked in {}). {}",
+        "{} not found (looked in {}). {}",
+        program.bin,
         looked.join(" and "),
-        install_hint()
+        (program.install_hint)()
     )))
 }
 
@@ -125,12 +171,23 @@ mod tests {
         let bin = fake_binary(dir.path());
         let path_var = join_path_var([dir.path().to_path_buf()]).unwrap();
         assert_eq!(
-            locate_in(Some(bin.as_os_str()), Some(&path_var), None).unwrap(),
+            locate_in(
+                &TEST_VALIDATOR,
+                Some(bin.as_os_str()),
+                Some(&path_var),
+                None
+            )
+            .unwrap(),
             bin
         );
-        let err = locate_in(Some(OsStr::new("/nonexistent/x")), Some(&path_var), None)
-            .unwrap_err()
-            .to_string();
+        let err = locate_in(
+            &TEST_VALIDATOR,
+            Some(OsStr::new("/nonexistent/x")),
+            Some(&path_var),
+            None,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(
             err.starts_with("TXPACE_VALIDATOR=/nonexistent/x is not an executable file."),
             "{err}"
@@ -145,12 +202,12 @@ mod tests {
         let in_cargo = fake_binary(cargo.path());
         let empty_path = join_path_var([on_path.path().to_path_buf()]).unwrap();
         assert_eq!(
-            locate_in(None, Some(&empty_path), Some(cargo.path())).unwrap(),
+            locate_in(&TEST_VALIDATOR, None, Some(&empty_path), Some(cargo.path())).unwrap(),
             in_cargo
         );
         let first = fake_binary(on_path.path());
         assert_eq!(
-            locate_in(None, Some(&empty_path), Some(cargo.path())).unwrap(),
+            locate_in(&TEST_VALIDATOR, None, Some(&empty_path), Some(cargo.path())).unwrap(),
             first
         );
     }
@@ -159,7 +216,7 @@ mod tests {
     fn missing_everywhere_explains_how_to_install() {
         let empty = tempfile::tempdir().unwrap();
         let path_var = join_path_var([empty.path().to_path_buf()]).unwrap();
-        let err = locate_in(None, Some(&path_var), Some(empty.path()))
+        let err = locate_in(&TEST_VALIDATOR, None, Some(&path_var), Some(empty.path()))
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("solana-test-validator not found (looked in PATH and "));
@@ -175,6 +232,6 @@ mod tests {
     fn non_executable_file_is_not_a_validator() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(VALIDATOR_BIN), "").unwrap();
-        assert!(locate_in(None, None, Some(dir.path())).is_err());
+        assert!(locate_in(&TEST_VALIDATOR, None, None, Some(dir.path())).is_err());
     }
 }

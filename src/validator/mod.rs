@@ -1,4 +1,5 @@
-//! A real `solana-test-validator` for tests, benchmarks and `txpace demo`.
+//! A real `solana-test-validator` for tests, benchmarks and `txpace demo`, and a real cluster of
+//! several validators ([`Localnet`]) where leaders must rotate.
 //!
 //! Everything txpace claims about landing transactions is proven against a real validator, not a
 //! mock, so starting one must be cheap, isolated and loud when it fails: each [`LocalValidator`]
@@ -12,6 +13,7 @@
 //! and inside a multi-thread runtime it blocks a worker. From async code, start and control the
 //! validator in `tokio::task::spawn_blocking` or before entering the runtime.
 
+mod cluster;
 mod error;
 mod files;
 pub mod locate;
@@ -34,6 +36,7 @@ use solana_keypair::{Keypair, write_keypair_file};
 use solana_rpc_client::rpc_client::RpcClient;
 use solana_signer::Signer;
 
+pub use cluster::{ClusterNode, DEFAULT_CLUSTER_STARTUP, Localnet, LocalnetOptions};
 pub use error::ValidatorError;
 use files::{TempDir, create_dir, read_keypair, tail_lines};
 pub use locate::{VALIDATOR_ENV, install_hint, locate};

@@ -18,8 +18,10 @@ use std::{
 use serde_json::Value;
 use solana_rpc_client::rpc_client::RpcClient;
 use solana_signature::Signature;
+use solana_transaction_status_client_types::TransactionStatus;
 
 use crate::common::send_to;
+#[allow(unused_imports)] // not every crate that includes this module uses each
 pub use crate::common::{generate, read_report, start_validator};
 
 /// A `txpace send --no-tui` command with its data directory (logs, default journals) in `dir`.
@@ -130,14 +132,23 @@ pub fn chain_statuses(
     rpc: &RpcClient,
     sigs: &[Signature],
 ) -> HashMap<Signature, Option<Option<String>>> {
+    statuses_with_history(rpc, sigs)
+        .into_iter()
+        .map(|(sig, st)| (sig, st.map(|s| s.err.map(|e| e.to_string()))))
+        .collect()
+}
+
+/// `getSignatureStatuses` with `searchTransactionHistory`, 256 signatures per call.
+pub fn statuses_with_history(
+    rpc: &RpcClient,
+    sigs: &[Signature],
+) -> HashMap<Signature, Option<TransactionStatus>> {
     let mut out = HashMap::new();
     for chunk in sigs.chunks(256) {
         let statuses = rpc
             .get_signature_statuses_with_history(chunk)
             .expect("getSignatureStatuses");
-        for (sig, st) in chunk.iter().zip(statuses.value) {
-            out.insert(*sig, st.map(|s| s.err.map(|e| e.to_string())));
-        }
+        out.extend(chunk.iter().copied().zip(statuses.value));
     }
     out
 }
