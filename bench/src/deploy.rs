@@ -4,19 +4,13 @@
 //! TPU client, then `DeployWithMaxDataLen` — on the same validator in one run, each as a
 //! measured child process.
 //!
-//! Sends per landed write: txpace counts its own sends (its report). Agave's client does not
-//! expose a count, so its child installs a metrics sink and sums the `num_packets` its QUIC
-//! connection cache reports (one packet per transaction per leader address).
+//! Sends per landed write: txpace counts its own sends (its report); Agave's are counted by its
+//! QUIC connection cache (`agave_metrics`).
 
 use std::{
-    io::{BufRead, BufReader, Read, Write},
-    net::TcpListener,
     path::{Path, PathBuf},
     process::Command,
-    sync::{
-        Arc,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -43,6 +37,7 @@ use txpace::{
     validator::{LocalValidator, ValidatorOptions},
 };
 
+use crate::agave_metrics::MetricsSink;
 use crate::measure::{self, Usage, txpace_bin};
 
 /// Name of the Agave child's connection cache, and of the metrics points it reports.
@@ -267,16 +262,7 @@ fn agave_child(url: &str, ws: &str, keypair: &Path, program: &Path) -> Result<()
     let payer = Arc::new(
         read_keypair_file(keypair).map_err(|e| anyhow!("reading {}: {e}", keypair.display()))?,
     );
-    let sink = MetricsSink::start()?;
-    // Safety of set_var: still single-threaded here; the metrics agent reads it on first use.
-    unsafe {
-        std::env::set_var(
-            "SOLANA_METRICS_CONFIG",
-            format!("host=http://{},db=bench,u=bench,p=bench", sink.addr),
-        );
-    }
-    log::set_boxed_logger(Box::new(InfoOnly)).map_err(|e| anyhow!("{e}"))?;
-    log::set_max_level(log::LevelFilter::Info);
+    let sink = MetricsSink::install(AGAVE_CACHE)?;
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(async {
         let rpc = Arc::new(RpcClient::new_with_commitment(
@@ -374,8 +360,7 @@ fn agave_child(url: &str, ws: &str, keypair: &Path, program: &Path) -> Result<()
             .find_map(|n| n.tpu_quic)
             .context("no TPU QUIC address")?;
         let _ = cache.get_nonblocking_connection(&tpu_addr);
-        solana_metrics::flush();
-        println!("sent_packets {}", sink.sent_packets());
+        println!("sent_packets {}", sink.flush_and_count());
         println!("metrics_wait_s {:.3}", wait.elapsed().as_secs_f64());
 
         Ok(())
@@ -390,82 +375,5 @@ async fn send_rpc(
     let hash = rpc.get_latest_blockhash().await?;
     let tx = Transaction::new_signed_with_payer(ixs, Some(&signers[0].pubkey()), signers, hash);
     rpc.send_and_confirm_transaction(&tx).await?;
-    Ok(())
-}
-
-/// Lets `datapoint_info!` through (it is skipped unless `info` is enabled) and prints nothing.
-struct InfoOnly;
-
-impl log::Log for InfoOnly {
-    fn enabled(&self, m: &log::Metadata) -> bool {
-        m.level() <= log::Level::Info
-    }
-    fn log(&self, _: &log::Record) {}
-    fn flush(&self) {}
-}
-
-/// A stand-in InfluxDB: accepts the metrics agent's line-protocol posts and sums the
-/// `num_packets` field (sends attempted) of our connection cache's points.
-struct MetricsSink {
-    addr: std::net::SocketAddr,
-    sent: Arc<AtomicU64>,
-}
-
-impl MetricsSink {
-    fn start() -> Result<Self> {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
-        let addr = listener.local_addr()?;
-        let sent = Arc::new(AtomicU64::new(0));
-        let total = sent.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let _ = serve(stream, &total);
-            }
-        });
-        Ok(Self { addr, sent })
-    }
-
-    fn sent_packets(&self) -> u64 {
-        self.sent.load(Ordering::SeqCst)
-    }
-}
-
-fn serve(stream: std::net::TcpStream, total: &AtomicU64) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut len = 0usize;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Ok(());
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line
-            .to_ascii_lowercase()
-            .strip_prefix("content-length:")
-            .map(|v| v.trim().to_string())
-        {
-            len = v.parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0u8; len];
-    reader.read_exact(&mut body)?;
-    for point in String::from_utf8_lossy(&body).lines() {
-        if !point.starts_with(AGAVE_CACHE) {
-            continue;
-        }
-        if let Some(v) = point
-            .split([' ', ','])
-            .find_map(|f| f.strip_prefix("num_packets="))
-            .and_then(|v| v.trim_end_matches('i').parse::<u64>().ok())
-        {
-            total.fetch_add(v, Ordering::SeqCst);
-        }
-    }
-    let mut stream = stream;
-    stream
-        .write_all(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
     Ok(())
 }

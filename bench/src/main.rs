@@ -1,6 +1,8 @@
 //! txpace's benchmarks on a real local validator, against Agave's own clients in the same run.
 //! Figures go to stdout as a table (and `--json` for machines); the README keeps the latest.
 
+mod agave_metrics;
+mod cluster;
 mod deploy;
 mod measure;
 mod routes;
@@ -28,6 +30,9 @@ enum Bench {
     /// The same workload through txpace's two routes: QUIC to the leaders (--via tpu) and the
     /// RPC node's sendTransaction (--via rpc)
     Routes(routes::Args),
+    /// The founding workload on a cluster of several validators (txpace-localnet) through
+    /// txpace and Agave's TpuClient, healthy and with one leader's TPU blackholed
+    Cluster(cluster::Args),
     /// (internal) Agave's TpuClient as a measured child process
     #[command(hide = true)]
     AgaveSend(send::AgaveArgs),
@@ -38,6 +43,7 @@ fn main() -> anyhow::Result<()> {
         Bench::Send(args) => send::run(args),
         Bench::Deploy(args) => deploy::run(args),
         Bench::Routes(args) => routes::run(args),
+        Bench::Cluster(args) => cluster::run(args),
         Bench::AgaveSend(args) => send::agave_send(args),
     }
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::{
     measure::Usage,
-    send::{generate, tempfile_dir, txpace_send},
+    send::{Endpoint, generate, tempfile_dir, txpace_send},
 };
 use txpace::validator::ValidatorOptions;
 
@@ -52,6 +52,7 @@ pub fn run(args: Args) -> Result<()> {
     let v = ValidatorOptions::default()
         .start()
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let ep = Endpoint::of_validator(&v);
     let bound = args.count as f64 / args.rate;
     let rate = args.rate.to_string();
     let mut runs = Vec::new();
@@ -62,8 +63,8 @@ pub fn run(args: Args) -> Result<()> {
             ["rpc", "tpu"]
         };
         for route in order {
-            let file = generate(&v, &dir, &format!("{route}-{round}.b64"), args.count, 4)?;
-            let (usage, report) = txpace_send(&v, &file, &["--rate", &rate, "--via", route])?;
+            let file = generate(&ep, &dir, &format!("{route}-{round}.b64"), args.count, 4)?;
+            let (usage, report) = txpace_send(&ep, &file, &["--rate", &rate, "--via", route])?;
             let s = &report["summary"];
             runs.push(RouteRun {
                 route,

@@ -14,6 +14,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use serde_json::Value;
 use solana_client::{
+    connection_cache::ConnectionCache,
     rpc_client::RpcClient,
     tpu_client::{TpuClient, TpuClientConfig},
 };
@@ -22,9 +23,12 @@ use solana_compute_budget_interface::ComputeBudgetInstruction;
 use solana_keypair::{Keypair, read_keypair_file};
 use solana_message::Message;
 use solana_signer::Signer;
-use txpace::validator::{LocalValidator, ValidatorOptions};
+use txpace::validator::{LocalValidator, Localnet, ValidatorOptions};
 
-use crate::measure::{self, Usage, txpace_bin};
+use crate::{
+    agave_metrics::MetricsSink,
+    measure::{self, Usage, txpace_bin},
+};
 
 const CU_PRICE: u64 = 1_000_000;
 const CU_LIMIT: u32 = 1_000;
@@ -60,7 +64,15 @@ pub struct AgaveArgs {
     /// Offsets the lamport amounts so these transactions differ from txpace's.
     #[arg(long, default_value_t = 1_000_000)]
     amount_base: u64,
+    /// Count the sends of the client's QUIC connection cache (see `agave_metrics`) and print
+    /// `sent_packets N` and `metrics_wait_s S` (the wait the count takes, to be left out of the
+    /// measured time).
+    #[arg(long)]
+    count_sends: bool,
 }
+
+/// The connection cache name whose points `--count-sends` sums.
+const AGAVE_SEND_CACHE: &str = "txpace-bench-agave-send";
 
 #[derive(Debug, Serialize)]
 struct Contender {
@@ -102,8 +114,33 @@ struct Figures {
     max_rate: Vec<MaxFigure>,
 }
 
+/// Where a benchmark sends: an RPC node, its websocket, and a funded keypair to sign with.
+pub(crate) struct Endpoint {
+    pub rpc: String,
+    pub ws: String,
+    pub mint: PathBuf,
+}
+
+impl Endpoint {
+    pub fn of_validator(v: &LocalValidator) -> Self {
+        Endpoint {
+            rpc: v.rpc_url(),
+            ws: v.ws_url(),
+            mint: v.mint_keypair_path().to_path_buf(),
+        }
+    }
+
+    pub fn of_cluster(c: &Localnet) -> Self {
+        Endpoint {
+            rpc: c.rpc_url(),
+            ws: c.ws_url(),
+            mint: c.mint_keypair_path().to_path_buf(),
+        }
+    }
+}
+
 pub(crate) fn generate(
-    v: &LocalValidator,
+    v: &Endpoint,
     dir: &Path,
     name: &str,
     n: usize,
@@ -111,17 +148,10 @@ pub(crate) fn generate(
 ) -> Result<PathBuf> {
     let out = dir.join(name);
     let mut cmd = Command::new(txpace_bin()?);
-    cmd.args([
-        "gen",
-        "-n",
-        &n.to_string(),
-        "--url",
-        &v.rpc_url(),
-        "--keypair",
-    ])
-    .arg(v.mint_keypair_path())
-    .arg("--out")
-    .arg(&out);
+    cmd.args(["gen", "-n", &n.to_string(), "--url", &v.rpc, "--keypair"])
+        .arg(&v.mint)
+        .arg("--out")
+        .arg(&out);
     if payers > 1 {
         cmd.args(["--payers", &payers.to_string()]);
     }
@@ -133,25 +163,14 @@ pub(crate) fn generate(
 }
 
 /// Runs `txpace send --no-tui` and returns its measured usage and report.
-pub(crate) fn txpace_send(
-    v: &LocalValidator,
-    file: &Path,
-    extra: &[&str],
-) -> Result<(Usage, Value)> {
+pub(crate) fn txpace_send(v: &Endpoint, file: &Path, extra: &[&str]) -> Result<(Usage, Value)> {
     let report = file.with_extension("report.json");
     let mut cmd = Command::new(txpace_bin()?);
-    cmd.args([
-        "send",
-        "--no-tui",
-        "--url",
-        &v.rpc_url(),
-        "--ws",
-        &v.ws_url(),
-    ])
-    .arg(file)
-    .arg("--report")
-    .arg(&report)
-    .args(extra);
+    cmd.args(["send", "--no-tui", "--url", &v.rpc, "--ws", &v.ws])
+        .arg(file)
+        .arg("--report")
+        .arg(&report)
+        .args(extra);
     let done = measure::run(&mut cmd)?;
     eprintln!("{}", done.stdout.trim_end());
     let text = std::fs::read_to_string(&report)
@@ -206,6 +225,7 @@ pub fn run(args: Args) -> Result<()> {
     let v = ValidatorOptions::default()
         .start()
         .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let ep = Endpoint::of_validator(&v);
     let n = args.count;
     let mut founding = Vec::new();
     // Each sender several times, the order alternating, so that neither always meets the
@@ -213,12 +233,12 @@ pub fn run(args: Args) -> Result<()> {
     for round in 1..=args.rounds {
         let txpace_first = round % 2 == 1;
         if txpace_first || args.no_agave {
-            founding.push(founding_txpace(&v, &dir, n, round)?);
+            founding.push(founding_txpace(&ep, &dir, n, round)?);
         }
         if !args.no_agave {
-            founding.push(founding_agave(&v, n, round)?);
+            founding.push(founding_agave(&ep, n, round)?);
             if !txpace_first {
-                founding.push(founding_txpace(&v, &dir, n, round)?);
+                founding.push(founding_txpace(&ep, &dir, n, round)?);
             }
         }
     }
@@ -233,11 +253,11 @@ pub fn run(args: Args) -> Result<()> {
         (100.0, 2_000, 1, vec![]),
         (1000.0, 10_000, 8, vec!["--identity", identity]),
     ] {
-        let file = generate(&v, &dir, &format!("pace{target}.b64"), count, payers)?;
+        let file = generate(&ep, &dir, &format!("pace{target}.b64"), count, payers)?;
         let rate = target.to_string();
         let mut args = vec!["--rate", rate.as_str(), "--report-sends"];
         args.extend(extra);
-        let (_, report) = txpace_send(&v, &file, &args)?;
+        let (_, report) = txpace_send(&ep, &file, &args)?;
         let (achieved, burst) = wire_pace(&report, target);
         pacing.push(RateFigure {
             target,
@@ -253,8 +273,8 @@ pub fn run(args: Args) -> Result<()> {
         ("unstaked", vec!["--rate", "max"]),
         ("staked", vec!["--rate", "max", "--identity", identity]),
     ] {
-        let file = generate(&v, &dir, &format!("max-{label}.b64"), n, 8)?;
-        let (usage, report) = txpace_send(&v, &file, &extra)?;
+        let file = generate(&ep, &dir, &format!("max-{label}.b64"), n, 8)?;
+        let (usage, report) = txpace_send(&ep, &file, &extra)?;
         let s = &report["summary"];
         let landed = u(&s["confirmed"]);
         let elapsed = s["elapsed_s"].as_f64().unwrap_or(usage.wall_s);
@@ -281,7 +301,7 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 /// One round of the founding workload through txpace at 100 tx/s.
-fn founding_txpace(v: &LocalValidator, dir: &Path, n: usize, round: u32) -> Result<Contender> {
+fn founding_txpace(v: &Endpoint, dir: &Path, n: usize, round: u32) -> Result<Contender> {
     let file = generate(v, dir, &format!("founding-{round}.b64"), n, 1)?;
     let (usage, report) = txpace_send(v, &file, &["--rate", "100"])?;
     let s = &report["summary"];
@@ -297,12 +317,12 @@ fn founding_txpace(v: &LocalValidator, dir: &Path, n: usize, round: u32) -> Resu
 }
 
 /// One round of the same workload shape through Agave's TpuClient, as a measured child.
-fn founding_agave(v: &LocalValidator, n: usize, round: u32) -> Result<Contender> {
+fn founding_agave(v: &Endpoint, n: usize, round: u32) -> Result<Contender> {
     let exe = std::env::current_exe()?;
     let mut cmd = Command::new(exe);
-    cmd.args(["agave-send", "--url", &v.rpc_url(), "--ws", &v.ws_url()])
+    cmd.args(["agave-send", "--url", &v.rpc, "--ws", &v.ws])
         .arg("--keypair")
-        .arg(v.mint_keypair_path())
+        .arg(&v.mint)
         .args(["--count", &n.to_string()])
         // Amounts no other round used: every round's transactions are new.
         .args(["--amount-base", &(1_000_000 * u64::from(round)).to_string()]);
@@ -428,14 +448,29 @@ fn print_table(f: &Figures, n: usize) {
 /// The Agave contender: builds the same kind of messages and lets the TpuClient sign, send,
 /// resend and confirm them.
 pub fn agave_send(args: AgaveArgs) -> Result<()> {
+    let sink = if args.count_sends {
+        Some(MetricsSink::install(AGAVE_SEND_CACHE)?)
+    } else {
+        None
+    };
     let payer = read_keypair_file(&args.keypair)
         .map_err(|e| anyhow::anyhow!("reading {}: {e}", args.keypair.display()))?;
     let rpc = Arc::new(RpcClient::new_with_commitment(
         args.url.clone(),
         CommitmentConfig::confirmed(),
     ));
-    let client = TpuClient::new(rpc, &args.ws, TpuClientConfig::default())
-        .map_err(|e| anyhow::anyhow!("TpuClient: {e}"))?;
+    // The default cache, under a name of our own so its points can be told apart.
+    let cache = match ConnectionCache::new(AGAVE_SEND_CACHE) {
+        ConnectionCache::Quic(c) => c,
+        ConnectionCache::Udp(_) => bail!("expected a QUIC connection cache"),
+    };
+    let client = TpuClient::new_with_connection_cache(
+        rpc.clone(),
+        &args.ws,
+        TpuClientConfig::default(),
+        cache.clone(),
+    )
+    .map_err(|e| anyhow::anyhow!("TpuClient: {e}"))?;
     let me = payer.pubkey();
     let messages: Vec<Message> = (0..args.count as u64)
         .map(|i| {
@@ -455,5 +490,18 @@ pub fn agave_send(args: AgaveArgs) -> Result<()> {
         .map_err(|e| anyhow::anyhow!("send_and_confirm_messages_with_spinner: {e}"))?;
     let landed = errors.iter().filter(|e| e.is_none()).count();
     println!("landed {landed}");
+    if let Some(sink) = sink {
+        // The cache reports its counters at most every 2 s, when a connection is taken.
+        let wait = std::time::Instant::now();
+        std::thread::sleep(std::time::Duration::from_millis(2_100));
+        let tpu = rpc
+            .get_cluster_nodes()?
+            .into_iter()
+            .find_map(|n| n.tpu_quic)
+            .context("no TPU QUIC address")?;
+        let _ = cache.get_connection(&tpu);
+        println!("sent_packets {}", sink.flush_and_count());
+        println!("metrics_wait_s {:.3}", wait.elapsed().as_secs_f64());
+    }
     Ok(())
 }
