@@ -8,8 +8,8 @@
 //! Every sender is counted the same way: landed transactions and the leader of each one's slot
 //! come from the chain (each signature's status and slot — txpace's from its report, Agave's
 //! from its payer's history — and `getSlotLeaders`), not from the sender's word; sends are
-//! txpace's report and Agave's connection-cache packets (one per transaction per leader
-//! address, see `agave_metrics`). The workload is 2,000 transactions rather than 5,000: three
+//! counted per transaction per leader address for both: the streams in txpace's report and
+//! Agave's connection-cache packets (see `agave_metrics`). The workload is 2,000 transactions rather than 5,000: three
 //! validators and a sender share 2 cores.
 
 use std::{
@@ -126,7 +126,9 @@ pub fn run(args: Args) -> Result<()> {
                     let file = generate(&ep, &dir, &name, args.count, 1)?;
                     let pace: Vec<&str> = pace.split_whitespace().collect();
                     let (usage, report) = txpace_send(&ep, &file, &pace)?;
-                    let sends = report["summary"]["sends"].as_u64();
+                    // Streams, not sends: a send goes to the current and the next leader, and
+                    // Agave's packets are counted per leader address too.
+                    let sends = report["summary"]["streams"]["sent"].as_u64();
                     let slots = landed_slots(&rpc, &report_signatures(&report)?)?;
                     let per_node = per_leader(&rpc, &slots, &nodes)?;
                     contender(case, round, sender, &usage, sends, per_node, args.count)
