@@ -65,9 +65,10 @@ pub const LOCALNET: Program = Program {
 /// How to install `txpace-localnet`, shown whenever it cannot be found.
 pub fn localnet_install_hint() -> String {
     format!(
-        "Install it with `scripts/setup.sh` (from the txpace repository; it builds Agave          {AGAVE_VERSION} once for this and `{VALIDATOR_BIN}`), or by hand from the repository:\n  \
-         PROTOC=/usr/bin/protoc cargo install --path localnet --locked\n\
-         or set {LOCALNET_ENV} to the path of an existing {LOCALNET_BIN}."
+        "Install it with `scripts/setup.sh` (from the txpace repository): one build of Agave \
+         {AGAVE_VERSION} makes it and `{VALIDATOR_BIN}`, with the flags the cluster needs to keep \
+         its ledgers in its directory. Or set {LOCALNET_ENV} to the path of an existing \
+         {LOCALNET_BIN}."
     )
 }
 
