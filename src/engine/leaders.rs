@@ -131,6 +131,9 @@ pub struct LeaderBook {
 
 /// Leaders listed past the fan-out: the leaders panel shows the next few.
 const WINDOW_EXTRA: usize = 4;
+/// Leaders past the fan-out a send may reach for when nearer ones are skipped or unproven
+/// (see [`LeaderBook::targets`]): at most this many extra streams per send.
+const TARGET_SPARES: usize = 2;
 
 impl LeaderBook {
     pub fn new(fanout: usize, pinned: Option<SocketAddr>) -> Self {
@@ -248,9 +251,16 @@ impl LeaderBook {
         out
     }
 
-    /// Where the next send goes: the current leader and the next `fanout` distinct leaders,
-    /// skipping those without a TPU address, backing off, or not answering with a stream
-    /// already waiting (see [`Liveness`]). Empty means "hold the send".
+    /// Where the next send goes: the current leader and the next distinct ones until
+    /// `fanout + 1` of them are known to answer, skipping those without a TPU address, backing
+    /// off, or not answering with a stream already waiting (see [`Liveness`]). Empty means
+    /// "hold the send".
+    ///
+    /// A skipped leader is replaced by the one after it, and a leader not known to answer (a
+    /// probe after a backoff, the first stream of a new connection) rides along without
+    /// filling a place: a send made late in the current leader's turn must still reach a
+    /// leader that will take it. With only the current leader behind a blackholed next one, such
+    /// a send waited out the silent turn and a resend interval on a 3-node cluster (6.9 s).
     pub fn targets(&self, now: Instant) -> Vec<Target> {
         if let Some(addr) = self.pinned {
             if !self.nodes_asked || !self.may_send(addr, now) {
@@ -258,13 +268,25 @@ impl LeaderBook {
             }
             return vec![(self.pinned_identity(), Some(addr))];
         }
-        self.upcoming(self.fanout + 1)
-            .into_iter()
-            .filter_map(|(leader, _, _)| {
-                let addr = *self.addrs.get(&leader)?;
-                self.may_send(addr, now).then_some((leader, Some(addr)))
-            })
-            .collect()
+        let wanted = self.fanout + 1;
+        let mut out = Vec::with_capacity(wanted + TARGET_SPARES);
+        let mut counted = 0;
+        for (leader, _, _) in self.upcoming(wanted + TARGET_SPARES) {
+            if counted == wanted {
+                break;
+            }
+            let Some(&addr) = self.addrs.get(&leader) else {
+                continue;
+            };
+            if !self.may_send(addr, now) {
+                continue;
+            }
+            out.push((leader, Some(addr)));
+            if self.liveness.answers(addr, now) {
+                counted += 1;
+            }
+        }
+        out
     }
 
     fn may_send(&self, addr: SocketAddr, now: Instant) -> bool {
@@ -537,6 +559,7 @@ mod tests {
         );
         let mut book = book_with(&[a, b, c, a]);
         let now = Instant::now();
+        prove(&mut book, &[a, b, c], now);
         let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
         assert_eq!(t, vec![a, b]);
         book.set_slot(104);
@@ -550,7 +573,11 @@ mod tests {
             StreamOutcome::Throttled
         );
         let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
-        assert_eq!(t, vec![c]);
+        assert_eq!(
+            t,
+            vec![c, a],
+            "the leader after the skipped one takes its place"
+        );
         let views = book.views(now, |_| LinkState::Connected);
         assert_eq!(
             views[0].conn.label(),
@@ -580,6 +607,49 @@ mod tests {
             book.next_backoff_end(much_later),
             Some(much_later + Duration::from_millis(100))
         );
+    }
+
+    /// Each leader's address answers one stream: known to answer from then on.
+    fn prove(book: &mut LeaderBook, leaders: &[Pubkey], now: Instant) {
+        for l in leaders {
+            let addr = book.addrs[l];
+            book.on_sent(*l, addr, now);
+            book.on_result(*l, addr, &Ok(()), Duration::ZERO, now);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_leader_not_known_to_answer_rides_along_without_taking_a_place() {
+        let (a, b, c, d) = (
+            Pubkey::new_unique(),
+            Pubkey::new_unique(),
+            Pubkey::new_unique(),
+            Pubkey::new_unique(),
+        );
+        let mut book = book_with(&[a, b, c, d]);
+        let now = Instant::now();
+        let all: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
+        assert_eq!(
+            all,
+            vec![a, b, c, d],
+            "nobody proven yet: the fan-out and both spares"
+        );
+        prove(&mut book, &[a], now);
+        let addr_c = SocketAddr::from(([127, 0, 0, 1], 9002));
+        book.on_sent(c, addr_c, now);
+        book.on_result(c, addr_c, &Ok(()), Duration::ZERO, now);
+        // b is new: its first stream goes, and the send still reaches two leaders that answer.
+        let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
+        assert_eq!(t, vec![a, b, c]);
+        // With that stream unanswered, b is skipped and c takes its place.
+        let addr_b = SocketAddr::from(([127, 0, 0, 1], 9001));
+        book.on_sent(b, addr_b, now);
+        let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
+        assert_eq!(t, vec![a, c]);
+        // Once b answers it fills its place again.
+        book.on_result(b, addr_b, &Ok(()), Duration::ZERO, now);
+        let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
+        assert_eq!(t, vec![a, b]);
     }
 
     #[tokio::test(start_paused = true)]

@@ -52,6 +52,15 @@ impl Liveness {
         link.in_flight == 0 || (link.proven && !silent(link, now))
     }
 
+    /// Whether `addr` is known to answer: it answered a stream since its last failure and is
+    /// not silent now. A send whose other targets are not known to answer is not counted on to
+    /// reach anyone (see `LeaderBook::targets`).
+    pub fn answers(&self, addr: SocketAddr, now: Instant) -> bool {
+        self.links
+            .get(&addr)
+            .is_some_and(|l| l.proven && !silent(l, now))
+    }
+
     /// How long streams have waited on `addr` without an answer, once that is [`SILENCE`] or
     /// more (for the leaders panel: it is not answering).
     pub fn silent_for(&self, addr: SocketAddr, now: Instant) -> Option<Duration> {
@@ -116,8 +125,10 @@ mod tests {
         assert!(l.may_send(addr(), t));
         l.on_sent(addr(), t);
         assert!(!l.may_send(addr(), t), "a second stream before any answer");
+        assert!(!l.answers(addr(), t), "not yet known to answer");
         l.on_result(addr(), StreamOutcome::Accepted);
         assert!(l.may_send(addr(), t));
+        assert!(l.answers(addr(), t));
         l.on_sent(addr(), t);
         assert!(l.may_send(addr(), t), "proven: streams overlap");
     }
@@ -146,6 +157,7 @@ mod tests {
             "silent since its oldest stream"
         );
         assert_eq!(l.silent_for(addr(), t + SILENCE), Some(SILENCE));
+        assert!(!l.answers(addr(), t + SILENCE));
         // An answer from it ends the silence.
         l.on_result(addr(), StreamOutcome::Accepted);
         assert!(l.may_send(addr(), t + SILENCE));
