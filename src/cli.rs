@@ -410,6 +410,11 @@ pub struct SendOpts {
         allow_negative_numbers = true
     )]
     pub rate: RateArg,
+    /// Hold a fixed pace strictly after an outage. By default the sends an outage held back
+    /// (no leader would take them: frozen, unreachable) are made up afterwards at up to twice
+    /// the pace, within an unstaked peer's stream budget, and a throttled stream ends that
+    #[arg(long)]
+    pub no_catch_up: bool,
     /// Bound on every network send, in seconds (0.05 to 600)
     #[arg(long, default_value_t = 5.0, value_name = "SECS", allow_negative_numbers = true,
           value_parser = numeric::send_timeout)]

@@ -7,7 +7,7 @@ use std::{sync::Arc, time::Duration};
 use tokio::sync::watch;
 
 use crate::{
-    engine::snapshot::{RateTarget, Snapshot},
+    engine::snapshot::{RateTarget, RateView, Snapshot},
     report::Report,
 };
 
@@ -15,6 +15,18 @@ pub fn target_label(target: RateTarget, pacing: f64) -> String {
     match target {
         RateTarget::Fixed(r) => format!("target {r:.0} tx/s"),
         RateTarget::Max => format!("target max (pacing {pacing:.0} tx/s)"),
+    }
+}
+
+/// While an outage's held-back sends are made up: how many are owed, at what pace.
+fn catch_up_label(rate: &RateView) -> String {
+    if rate.owed > 0 {
+        format!(
+            " (catching up {} owed at {:.0} tx/s)",
+            rate.owed, rate.pacing
+        )
+    } else {
+        String::new()
     }
 }
 
@@ -43,7 +55,7 @@ pub fn progress_line(s: &Snapshot) -> String {
         .map(|p| format!("{} | ", p.label()))
         .unwrap_or_default();
     format!(
-        "[{:>7.1}s] {:<8} {phase}sends {} | pending {} resent {} confirmed {} failed {} expired {} of {} | {} achieved {:.1} landing {:.1} | slot {} | {}{}",
+        "[{:>7.1}s] {:<8} {phase}sends {} | pending {} resent {} confirmed {} failed {} expired {} of {} | {}{} achieved {:.1} landing {:.1} | slot {} | {}{}",
         s.elapsed.as_secs_f64(),
         s.run.label(),
         c.sends,
@@ -54,6 +66,7 @@ pub fn progress_line(s: &Snapshot) -> String {
         c.expired,
         c.total,
         target_label(s.rate.target, s.rate.pacing),
+        catch_up_label(&s.rate),
         s.rate.achieved,
         s.rate.landing,
         s.cluster.slot,

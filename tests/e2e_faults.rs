@@ -3,7 +3,7 @@
 //! path cut for 10 s (a loopback UDP proxy with `--tpu`), the validator frozen for 10 s
 //! (SIGSTOP/SIGCONT), and the validator killed and restarted on its ledger. In each, txpace keeps
 //! going, says what is wrong, and ends with every transaction confirmed or expired exactly as the
-//! chain says, with an exit code that tells which.
+//! chain says, with an exit code that tells which; after the freeze it says it is catching up.
 //!
 //! One validator (keeping its ledger, for the restart) serves every scenario in turn: several
 //! validators on a 2-core machine would measure the machine. The restart goes last because it is
@@ -196,6 +196,8 @@ fn validator_frozen(v: &mut LocalValidator, dir: &Path) {
         "{}",
         done.stderr
     );
+    // The sends the freeze held back are made up above the pace once the validator is back.
+    assert!(done.stderr.contains(" (catching up "), "{}", done.stderr);
 }
 
 /// The validator killed and started again on its ledger. Transactions whose blockhash outlives

@@ -18,3 +18,17 @@ fn the_first_second_is_under_way_not_empty() {
     assert!(text.contains("first second under way"), "{text}");
     assert!(!text.contains("no sends yet"), "{text}");
 }
+
+/// After an outage a fixed target is followed by the faster pace that makes up the sends it
+/// held back and how many are owed, so a sending figure above the target does not read as a
+/// fault; with nothing owed the line is the target alone.
+#[test]
+fn catching_up_says_how_fast_and_how_much_is_owed() {
+    let text = screen(&fixtures::catching_up(300, 194.0, 830));
+    assert!(
+        text.contains("target 100 tx/s  catching up 194 tx/s (830 owed)"),
+        "{text}"
+    );
+    insta::assert_snapshot!(text);
+    assert!(!screen(&fixtures::running(300)).contains("catching up"));
+}

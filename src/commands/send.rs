@@ -241,6 +241,7 @@ pub fn engine_config(resolved: &Resolved, o: &SendOpts, identity: &Keypair) -> E
     };
     cfg.send_timeout = Duration::from_secs_f64(o.send_timeout.clamp(0.05, 600.0));
     cfg.fanout = o.fanout;
+    cfg.catch_up = !o.no_catch_up;
     cfg.resend_interval = o.resend_interval.0;
     cfg.commitment = resolved.commitment;
     cfg.pinned_tpu = o.tpu;

@@ -20,6 +20,9 @@ use crate::{config::Commitment, source::LoadedTx};
 #[derive(Clone)]
 pub struct EngineConfig {
     pub rate: RateTarget,
+    /// Make up, at up to twice a fixed pace, the sends an outage held back (time when sends
+    /// were due and no leader would take them); `false` holds the pace strictly.
+    pub catch_up: bool,
     /// Bound on every network send.
     pub send_timeout: Duration,
     /// Upcoming distinct leaders that get each send besides the current one.
@@ -83,6 +86,7 @@ impl EngineConfig {
     pub fn new(identity: Pubkey, rpc_url_display: String) -> Self {
         Self {
             rate: RateTarget::Fixed(100.0),
+            catch_up: true,
             send_timeout: Duration::from_secs(5),
             fanout: 1,
             resend_interval: Duration::from_millis(4_000),

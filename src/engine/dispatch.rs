@@ -25,6 +25,9 @@ use super::{
 
 /// Sends made in one wake-up at most; with the pacer's 50 ms catch-up this bounds a burst.
 const SENDS_PER_WAKE: usize = 64;
+/// How much faster than the pace an outage's owed sends are made up (see [`Pacer::owe`]), at
+/// most: twice the pace, so the outage's backlog clears in as long as the outage lasted.
+const CATCH_UP: f64 = 2.0;
 
 /// What holds a send back, as the rest of the engine knows it.
 pub(super) struct Hold<'a> {
@@ -54,6 +57,11 @@ pub(super) struct Dispatcher {
     pacer: Pacer,
     /// The closed loop, when the target is [`RateTarget::Max`].
     maxrate: Option<MaxRate>,
+    /// Whether an outage's owed sends are made up (`--no-catch-up` says not).
+    catch_up: bool,
+    /// Since when sends have been due with no leader to take them, and whether a leader
+    /// throttled us meanwhile (then nothing is owed: it told us its limit).
+    held: Option<(Instant, bool)>,
     /// Never-sent transactions, in input order.
     fresh: VecDeque<u32>,
     /// (due, id): the next resend of each sent, unfinished transaction.
@@ -76,6 +84,11 @@ impl Dispatcher {
             RateTarget::Fixed(r) => (r, None),
             RateTarget::Max => (maxrate::START_RATE, Some(MaxRate::default())),
         };
+        let mut pacer = Pacer::new(rate, start);
+        let catch_up = cfg.catch_up && maxrate.is_none();
+        if catch_up {
+            pacer.set_catch_up(CATCH_UP);
+        }
         Self {
             batch,
             transport,
@@ -83,8 +96,10 @@ impl Dispatcher {
             send_timeout: cfg.send_timeout,
             resend_interval: cfg.resend_interval,
             target: cfg.rate,
-            pacer: Pacer::new(rate, start),
+            pacer,
             maxrate,
+            catch_up: cfg.catch_up,
+            held: None,
             fresh: (0..txs as u32).collect(),
             resends: BinaryHeap::new(),
             rounds: HashMap::new(),
@@ -101,9 +116,14 @@ impl Dispatcher {
         self.target
     }
 
-    /// The rate the pacer is sending at.
+    /// The rate the pacer is sending at: above a fixed target while an outage is made up.
     pub(super) fn pacing(&self) -> f64 {
-        self.pacer.rate()
+        self.pacer.pacing()
+    }
+
+    /// Sends owed to an outage and not made up yet.
+    pub(super) fn owed_sends(&self) -> u64 {
+        self.pacer.owed_sends()
     }
 
     pub(super) fn set_target(&mut self, target: RateTarget, now: Instant) {
@@ -113,21 +133,27 @@ impl Dispatcher {
                 self.target = RateTarget::Fixed(r);
                 self.maxrate = None;
                 self.pacer.set_rate(r, now);
+                self.pacer
+                    .set_catch_up(if self.catch_up { CATCH_UP } else { 1.0 });
                 log::info!("target rate set to {r} tx/s");
             }
             RateTarget::Max => {
                 self.target = RateTarget::Max;
                 let m = MaxRate::default();
                 self.pacer.set_rate(m.rate(), now);
+                // The closed loop sends as fast as the leaders take: nothing to make up.
+                self.pacer.set_catch_up(1.0);
                 self.maxrate = Some(m);
                 log::info!("target rate set to max (closed loop)");
             }
         }
     }
 
-    /// Starts pacing afresh from `now` (after a pause, so no catch-up burst follows).
+    /// Starts pacing afresh from `now` (after a pause, so no catch-up burst follows; a pause is
+    /// the user's, not an outage, so nothing is owed for it).
     pub(super) fn restart(&mut self, now: Instant) {
         self.pacer.restart(now);
+        self.held = None;
     }
 
     /// One closed-loop step: `achieved` is the send rate over the last period alone, and
@@ -146,6 +172,16 @@ impl Dispatcher {
             }
             let rate = m.evaluate(unconfirmed, achieved);
             self.pacer.set_rate(rate, now);
+        } else if self.catch_up {
+            // Unstaked, a leader takes a known number of streams a second: catching up above
+            // the plateau the closed loop keeps would only buy refused streams.
+            let factor = if unstaked_quic {
+                let ceiling = maxrate::UNSTAKED_BUDGET * maxrate::PLATEAU;
+                CATCH_UP.min(ceiling / self.pacer.rate())
+            } else {
+                CATCH_UP
+            };
+            self.pacer.set_catch_up(factor);
         }
     }
 
@@ -180,12 +216,17 @@ impl Dispatcher {
         } else {
             self.next_resend_due(store)
         }?;
+        let due = work_at.max(self.pacer.next_at());
         if leaders.nowhere_to_send(now) {
+            // Sends are due and no leader takes them: an outage, owed once it ends.
+            if due <= now {
+                self.held.get_or_insert((now, false));
+            }
             // Nowhere to send: wake when a backoff ends (or on the next update).
             let until = leaders.next_backoff_end(now)?;
-            return Some(until.max(work_at).max(self.pacer.next_at()));
+            return Some(until.max(due));
         }
-        Some(work_at.max(self.pacer.next_at()))
+        Some(due)
     }
 
     /// Drops stale heap entries and returns the earliest due resend.
@@ -275,6 +316,11 @@ impl Dispatcher {
             return None;
         }
         let id = self.pick(now, store, hold)?;
+        if let Some((since, throttled)) = self.held.take()
+            && !throttled
+        {
+            self.pacer.owe(now.saturating_duration_since(since));
+        }
         let slot = Some(leaders.slot()).filter(|&s| s > 0);
         let first_log = store.record_send(id, now, slot, &targets).ok()?;
         let sends = store.view(id).map_or(0, |v| v.sends);
@@ -367,6 +413,13 @@ impl Dispatcher {
             && let Some(rate) = m.on_stream(outcome == StreamOutcome::Throttled)
         {
             self.pacer.set_rate(rate, now);
+        }
+        if outcome == StreamOutcome::Throttled {
+            // The leader takes no more than this: catching up would only be refused.
+            self.pacer.forgive();
+            if let Some((_, throttled)) = self.held.as_mut() {
+                *throttled = true;
+            }
         }
         took
     }

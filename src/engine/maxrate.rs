@@ -38,7 +38,7 @@ const BACKLOG_SECS: f64 = 3.0;
 pub const UNSTAKED_BUDGET: f64 = 200.0;
 /// The plateau's share of the ceiling: an even pace this far under it keeps every 100 ms window
 /// of the server's count under its share, timer jitter included.
-const PLATEAU: f64 = 0.97;
+pub(super) const PLATEAU: f64 = 0.97;
 /// Where the pace goes after a throttled period, as a share of the new ceiling.
 const AFTER_THROTTLE: f64 = 0.92;
 /// The immediate cut on a throttled stream, as a share of the pace it was sent at.

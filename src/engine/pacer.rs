@@ -4,6 +4,12 @@
 //! Deadlines are absolute (`next += interval`), so timer lateness does not drift the average
 //! rate; but credit is capped at [`MAX_LAG`] worth of sends, so an idle or paused pacer never
 //! "saves up" and then bursts.
+//!
+//! The one exception is an outage: time during which sends were due but no leader would take
+//! them (frozen, unreachable) is *owed* ([`Pacer::owe`]) and made up afterwards at a faster
+//! pace ([`Pacer::set_catch_up`]) rather than added to the run's length — stepped up, never a
+//! burst. Without that, a 10 s freeze cost a paced run 10 s more than a client that sends
+//! blindly into the frozen leader and lets its buffers drain when the leader is back.
 
 use std::time::Duration;
 
@@ -15,9 +21,17 @@ use tokio::time::Instant;
 /// gaps (an idle queue, a pause) are forgotten so they never turn into a burst.
 const MAX_LAG: Duration = Duration::from_millis(50);
 
+/// The most outage time owed at once: a blockhash lives about a minute, so an outage longer
+/// than this has expired what it held up anyway.
+const MAX_OWED: Duration = Duration::from_secs(60);
+
 pub struct Pacer {
     interval: Duration,
     next: Instant,
+    /// Outage time not made up yet.
+    owed: Duration,
+    /// How much faster than the pace owed time is made up (1: not at all).
+    catch_up: f64,
 }
 
 impl Pacer {
@@ -25,11 +39,55 @@ impl Pacer {
         Self {
             interval: interval_of(rate),
             next: now,
+            owed: Duration::ZERO,
+            catch_up: 1.0,
         }
     }
 
+    /// The pace asked for.
     pub fn rate(&self) -> f64 {
         1.0 / self.interval.as_secs_f64()
+    }
+
+    /// The pace sends go at now: faster than [`Pacer::rate`] while owed time is made up.
+    pub fn pacing(&self) -> f64 {
+        if self.catching_up() {
+            self.rate() * self.catch_up
+        } else {
+            self.rate()
+        }
+    }
+
+    /// Sends still owed to an outage, at the pace asked for.
+    pub fn owed_sends(&self) -> u64 {
+        if self.catch_up > 1.0 {
+            (self.owed.as_secs_f64() * self.rate()).ceil() as u64
+        } else {
+            0
+        }
+    }
+
+    /// Sends were due for `held` while no leader would take them: make that time up later.
+    pub fn owe(&mut self, held: Duration) {
+        self.owed = (self.owed + held).min(MAX_OWED);
+    }
+
+    /// How much faster than the pace owed time is made up; 1 or less forgets what is owed.
+    pub fn set_catch_up(&mut self, factor: f64) {
+        self.catch_up = if factor.is_finite() { factor } else { 1.0 };
+        if self.catch_up <= 1.0 {
+            self.catch_up = 1.0;
+            self.owed = Duration::ZERO;
+        }
+    }
+
+    /// Forgets what is owed: the leaders said they take no more (a throttled stream).
+    pub fn forgive(&mut self) {
+        self.owed = Duration::ZERO;
+    }
+
+    fn catching_up(&self) -> bool {
+        self.catch_up > 1.0 && !self.owed.is_zero()
     }
 
     /// Changes the pace; a faster pace takes effect at once, not after the old interval.
@@ -53,7 +111,15 @@ impl Pacer {
         } else {
             self.next
         };
-        self.next = base + self.interval;
+        let step = if self.catching_up() {
+            // Each send a step early repays the rest of an interval of the owed time.
+            let step = self.interval.div_f64(self.catch_up);
+            self.owed = self.owed.saturating_sub(self.interval - step);
+            step
+        } else {
+            self.interval
+        };
+        self.next = base + step;
     }
 
     /// After a pause or an idle spell, start from now rather than from a stale deadline.
@@ -125,6 +191,51 @@ mod tests {
         }
         assert_eq!(burst, 1);
         assert_eq!(p.next_at(), now + Duration::from_millis(10));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn owed_time_is_made_up_at_the_catch_up_pace_then_the_pace_resumes() {
+        let start = Instant::now();
+        let mut p = Pacer::new(100.0, start);
+        p.set_catch_up(2.0);
+        p.owe(Duration::from_secs(2));
+        assert_eq!(p.owed_sends(), 200);
+        assert_eq!(p.pacing(), 200.0);
+        // Every send on time: 2 s of owed time at twice the pace takes 2 s and 400 sends,
+        // 200 on the pace and the 200 owed, never two in one 5 ms step.
+        let mut sent = 0;
+        let mut at = start;
+        while p.owed_sends() > 0 {
+            assert!(p.next_at() >= at);
+            at = p.next_at();
+            p.consume(at);
+            sent += 1;
+        }
+        assert_eq!(sent, 400);
+        assert_eq!(at - start, Duration::from_millis(1_995));
+        assert_eq!(p.pacing(), 100.0);
+        p.consume(p.next_at());
+        assert_eq!(
+            p.next_at() - at,
+            Duration::from_millis(15),
+            "one catch-up step, then the pace"
+        );
+    }
+
+    #[test]
+    fn no_catch_up_forgets_what_is_owed() {
+        let now = Instant::now();
+        let mut p = Pacer::new(100.0, now);
+        p.owe(Duration::from_secs(3));
+        assert_eq!(p.owed_sends(), 0, "catch-up is off until set");
+        p.set_catch_up(2.0);
+        assert_eq!(p.owed_sends(), 300);
+        p.set_catch_up(f64::NAN);
+        assert_eq!(p.owed_sends(), 0);
+        p.set_catch_up(2.0);
+        assert_eq!(p.owed_sends(), 0, "forgotten, not held back");
+        p.owe(Duration::from_secs(600));
+        assert_eq!(p.owed_sends(), 6_000, "at most a minute is owed");
     }
 
     #[test]

@@ -335,9 +335,12 @@ pub struct RatePoint {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RateView {
     pub target: RateTarget,
-    /// The rate the pacer is holding now (equals the target when fixed; the search's current
-    /// value under `--rate max`).
+    /// The rate the pacer is holding now (equals the target when fixed, except while an outage
+    /// is made up; the search's current value under `--rate max`).
     pub pacing: f64,
+    /// Sends owed to an outage (time when sends were due and no leader would take them), being
+    /// made up at `pacing`; 0 when nothing is owed.
+    pub owed: u64,
     /// Sends per second over the last few seconds.
     pub achieved: f64,
     /// Confirmations per second over the last few seconds.
@@ -513,6 +516,7 @@ impl Snapshot {
             rate: RateView {
                 target,
                 pacing: 0.0,
+                owed: 0,
                 achieved: 0.0,
                 landing: 0.0,
                 history: Arc::default(),

@@ -315,6 +315,12 @@ fn encode_families(runs: &[Series<'_>]) -> Vec<Family> {
         &|r, p| p.push((r.base.clone(), Value::Gauge(r.snap.rate.pacing))),
     );
     family(
+        "txpace_rate_owed_sends",
+        "Sends an outage held back (no leader took them while due), being made up above the pace",
+        Gauge,
+        &|r, p| p.push((r.base.clone(), Value::Gauge(r.snap.rate.owed as f64))),
+    );
+    family(
         "txpace_rate_achieved_tps",
         "Transaction sends per second over the last few seconds",
         Gauge,

@@ -162,6 +162,7 @@ pub(super) fn to_snapshot(file: RunReport) -> Result<Snapshot, (usize, String)> 
                 RateTarget::Fixed(r) => r,
                 RateTarget::Max => 0.0,
             },
+            owed: 0,
             achieved: 0.0,
             landing: 0.0,
             history: Arc::new(meter.history(elapsed.saturating_add(Duration::from_secs(1)))),

@@ -346,6 +346,7 @@ fn build(n: usize, finished: bool, run: RunState) -> Snapshot {
         rate: RateView {
             target: RateTarget::Fixed(100.0),
             pacing: 100.0,
+            owed: 0,
             achieved: if finished { 0.0 } else { 98.7 },
             landing: if finished { 0.0 } else { 95.1 },
             history: Arc::new(history(ELAPSED_MS / 1_000, 100)),
@@ -375,6 +376,7 @@ pub fn empty() -> Snapshot {
         rate: RateView {
             target: RateTarget::Fixed(100.0),
             pacing: 100.0,
+            owed: 0,
             achieved: 0.0,
             landing: 0.0,
             history: Arc::new(Vec::new()),
@@ -457,6 +459,14 @@ pub fn max_rate(n: usize, pacing: f64) -> Snapshot {
     s
 }
 
+/// A fixed pace making up what an outage held back.
+pub fn catching_up(n: usize, pacing: f64, owed: u64) -> Snapshot {
+    let mut s = running(n);
+    s.rate.pacing = pacing;
+    s.rate.owed = owed;
+    s
+}
+
 /// A program deploy in its write phase, half the program's bytes in the buffer.
 pub fn deploying(n: usize) -> Snapshot {
     let mut s = running(n);
@@ -497,6 +507,7 @@ pub fn extreme() -> Snapshot {
     s.rate = RateView {
         target: RateTarget::Fixed(f64::MAX),
         pacing: f64::NAN,
+        owed: u64::MAX,
         achieved: f64::INFINITY,
         landing: -1.0,
         history: Arc::new(vec![

@@ -11,7 +11,9 @@
 //! ```
 //! Target and achieved always appear together: a target alone hides throttling, an achieved
 //! rate alone hides that the user asked for more. Under `--rate max` the target reads "max" and
-//! the pace the closed loop currently holds is shown as `pacing`.
+//! the pace the closed loop currently holds is shown as `pacing`. After an outage (no leader
+//! took sends for a while) a fixed target is followed by `catching up R tx/s (N owed)`: the
+//! faster pace that makes up the sends the outage held back.
 
 use ratatui::{
     Frame,
@@ -49,7 +51,15 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
     let r = &snap.rate;
     let mut target = vec![Span::styled("target ", theme.dim())];
     match r.target {
-        RateTarget::Fixed(t) => target.push(Span::styled(fmt::rate(t), theme.bold())),
+        RateTarget::Fixed(t) => {
+            target.push(Span::styled(fmt::rate(t), theme.bold()));
+            // Above the target on purpose: say so, or the sending figure reads as a fault.
+            if r.owed > 0 {
+                target.push(Span::styled("  catching up ", theme.dim()));
+                target.push(Span::styled(fmt::rate(r.pacing.round()), theme.warn()));
+                target.push(Span::styled(format!(" ({} owed)", r.owed), theme.dim()));
+            }
+        }
         RateTarget::Max => {
             target.push(Span::styled("max", theme.bold()));
             target.push(Span::styled("  pacing ", theme.dim()));

@@ -446,6 +446,7 @@ impl Engine {
             rate: RateView {
                 target: self.dispatcher.target(),
                 pacing: self.dispatcher.pacing(),
+                owed: self.dispatcher.owed_sends(),
                 achieved,
                 landing,
                 history: Arc::new(self.meter.history(elapsed)),
