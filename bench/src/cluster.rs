@@ -12,25 +12,20 @@
 //! Agave's connection-cache packets (see `agave_metrics`). The workload is 2,000 transactions rather than 5,000: three
 //! validators and a sender share 2 cores.
 
-use std::{
-    path::{Path, PathBuf},
-    process::Command,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
-use serde_json::Value;
-use solana_client::rpc_client::{GetConfirmedSignaturesForAddress2Config, RpcClient};
+use solana_client::rpc_client::RpcClient;
 use solana_commitment_config::CommitmentConfig;
-use solana_keypair::{Keypair, write_keypair_file};
 use solana_pubkey::Pubkey;
-use solana_signature::Signature;
 use solana_signer::Signer;
 use txpace::validator::{Localnet, LocalnetOptions};
 
 use crate::{
-    measure::{self, Usage},
+    agave_child,
+    chain::{fund_payer, landed_slots, per_leader, report_signatures, signatures_since},
+    measure::Usage,
     send::{Endpoint, generate, tempfile_dir, txpace_send},
 };
 
@@ -107,7 +102,12 @@ pub fn run(args: Args) -> Result<()> {
         CommitmentConfig::confirmed(),
     );
     let nodes: Vec<Pubkey> = cluster.nodes().iter().map(|n| n.identity).collect();
-    let (agave_payer, agave_keypair) = fund_payer(&cluster, &dir)?;
+    let (agave_payer, agave_keypair) = fund_payer(
+        &cluster.rpc_client(),
+        cluster.mint_keypair(),
+        &dir,
+        "agave-payer.json",
+    )?;
 
     let mut runs = Vec::new();
     for case in ["healthy", "bad leader"] {
@@ -134,7 +134,15 @@ pub fn run(args: Args) -> Result<()> {
                     contender(case, round, sender, &usage, sends, per_node, args.count)
                 } else {
                     let from = rpc.get_slot()?;
-                    let (usage, sends) = agave_send(&ep, &agave_keypair, args.count, round, case)?;
+                    // Amounts no other run used: every run's transactions are new.
+                    let base =
+                        1_000_000 * u64::from(round) + if case == "healthy" { 0 } else { 500_000 };
+                    let agave =
+                        agave_child::send(&ep, &agave_keypair, args.count, base, |_| Ok(()))?;
+                    if let Some(e) = agave.error {
+                        bail!("agave-send failed: {e}");
+                    }
+                    let (usage, sends) = (agave.usage, agave.sends);
                     let signatures = signatures_since(&rpc, &agave_payer.pubkey(), from)?;
                     let slots = landed_slots(&rpc, &signatures)?;
                     let per_node = per_leader(&rpc, &slots, &nodes)?;
@@ -241,156 +249,6 @@ fn memory(pid: u32) -> Result<(f64, f64)> {
             .unwrap_or(0.0)
     };
     Ok((kb("VmRSS:") / 1024.0, kb("VmHWM:") / 1024.0))
-}
-
-/// A fee payer of Agave's own, whose history (`getSignaturesForAddress`) lists Agave's landings.
-fn fund_payer(cluster: &Localnet, dir: &Path) -> Result<(Keypair, PathBuf)> {
-    let payer = Keypair::new();
-    let rpc = cluster.rpc_client();
-    let hash = rpc.get_latest_blockhash()?;
-    let tx = solana_transaction::Transaction::new_signed_with_payer(
-        &[solana_system_interface::instruction::transfer(
-            &cluster.mint_keypair().pubkey(),
-            &payer.pubkey(),
-            1_000_000_000_000,
-        )],
-        Some(&cluster.mint_keypair().pubkey()),
-        &[cluster.mint_keypair()],
-        hash,
-    );
-    rpc.send_and_confirm_transaction(&tx)
-        .context("funding Agave's payer")?;
-    let path = dir.join("agave-payer.json");
-    write_keypair_file(&payer, &path).map_err(|e| anyhow::anyhow!("writing Agave's payer: {e}"))?;
-    Ok((payer, path))
-}
-
-/// Agave's TpuClient on the cluster as a measured child, its metrics wait taken off its time.
-fn agave_send(
-    ep: &Endpoint,
-    keypair: &Path,
-    count: usize,
-    round: u32,
-    case: &str,
-) -> Result<(Usage, Option<u64>)> {
-    let exe = std::env::current_exe()?;
-    // Amounts no other run used: every run's transactions are new.
-    let base = 1_000_000 * u64::from(round) + if case == "healthy" { 0 } else { 500_000 };
-    let mut cmd = Command::new(exe);
-    cmd.args([
-        "agave-send",
-        "--count-sends",
-        "--url",
-        &ep.rpc,
-        "--ws",
-        &ep.ws,
-    ])
-    .arg("--keypair")
-    .arg(keypair)
-    .args(["--count", &count.to_string()])
-    .args(["--amount-base", &base.to_string()]);
-    let done = measure::run(&mut cmd)?;
-    if !done.status.success() {
-        bail!("agave-send failed: {}", done.stderr);
-    }
-    let field = |key: &str| {
-        done.stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .map(|v| v.trim().to_string())
-    };
-    let sends = field("sent_packets ").and_then(|v| v.parse().ok());
-    let wait: f64 = field("metrics_wait_s ")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
-    let mut usage = done.usage;
-    usage.wall_s -= wait;
-    Ok((usage, sends))
-}
-
-/// The landed slot of each of `signatures` that landed without error, from the node's status
-/// cache and transaction history (`getSignatureStatuses` with `searchTransactionHistory`).
-fn landed_slots(rpc: &RpcClient, signatures: &[Signature]) -> Result<Vec<u64>> {
-    let mut slots = Vec::with_capacity(signatures.len());
-    for chunk in signatures.chunks(256) {
-        let statuses = rpc.get_signature_statuses_with_history(chunk)?.value;
-        slots.extend(
-            statuses
-                .into_iter()
-                .flatten()
-                .filter(|s| {
-                    s.err.is_none() && s.satisfies_commitment(CommitmentConfig::confirmed())
-                })
-                .map(|s| s.slot),
-        );
-    }
-    Ok(slots)
-}
-
-/// Signatures of transactions paid by `payer` that landed from slot `from` on, from the node's
-/// transaction history (`getSignaturesForAddress`, newest first, a page at a time).
-fn signatures_since(rpc: &RpcClient, payer: &Pubkey, from: u64) -> Result<Vec<Signature>> {
-    let mut out = Vec::new();
-    let mut before = None;
-    loop {
-        let page = rpc.get_signatures_for_address_with_config(
-            payer,
-            GetConfirmedSignaturesForAddress2Config {
-                before,
-                until: None,
-                limit: Some(1000),
-                commitment: Some(CommitmentConfig::confirmed()),
-            },
-        )?;
-        let Some(last) = page.last() else { break };
-        before = Some(last.signature.parse()?);
-        let done = last.slot < from;
-        out.extend(
-            page.iter()
-                .filter(|s| s.slot >= from && s.err.is_none())
-                .map(|s| s.signature.parse())
-                .collect::<Result<Vec<Signature>, _>>()?,
-        );
-        if done {
-            break;
-        }
-    }
-    Ok(out)
-}
-
-/// Landed transactions per node, each counted for the schedule's leader of its landed slot
-/// (`getSlotLeaders`), in `nodes` order.
-fn per_leader(rpc: &RpcClient, slots: &[u64], nodes: &[Pubkey]) -> Result<Vec<u64>> {
-    let mut per_node = vec![0; nodes.len()];
-    let (Some(&first), Some(&last)) = (slots.iter().min(), slots.iter().max()) else {
-        return Ok(per_node);
-    };
-    let leaders = rpc.get_slot_leaders(first, last - first + 1)?;
-    for slot in slots {
-        let leader = leaders
-            .get((slot - first) as usize)
-            .with_context(|| format!("no leader for slot {slot}"))?;
-        if let Some(i) = nodes.iter().position(|n| n == leader) {
-            per_node[i] += 1;
-        }
-    }
-    Ok(per_node)
-}
-
-/// The signatures in a txpace report.
-fn report_signatures(report: &Value) -> Result<Vec<Signature>> {
-    report["transactions"]
-        .as_array()
-        .context("the report has no transactions")?
-        .iter()
-        .map(|t| {
-            t["signature"]
-                .as_str()
-                .context("a transaction without a signature")?
-                .parse()
-                .context("a malformed signature")
-        })
-        .collect()
 }
 
 fn print_table(f: &Figures, nodes: &[Pubkey], n: usize) {

@@ -1,9 +1,12 @@
 //! txpace's benchmarks on a real local validator, against Agave's own clients in the same run.
 //! Figures go to stdout as a table (and `--json` for machines); the README keeps the latest.
 
+mod agave_child;
 mod agave_metrics;
+mod chain;
 mod cluster;
 mod deploy;
+mod faults;
 mod measure;
 mod routes;
 mod send;
@@ -33,6 +36,9 @@ enum Bench {
     /// The founding workload on a cluster of several validators (txpace-localnet) through
     /// txpace and Agave's TpuClient, healthy and with one leader's TPU blackholed
     Cluster(cluster::Args),
+    /// The founding workload's shape through a frozen validator, a cut TPU link and a restart,
+    /// through txpace and Agave's TpuClient
+    Faults(faults::Args),
     /// (internal) Agave's TpuClient as a measured child process
     #[command(hide = true)]
     AgaveSend(send::AgaveArgs),
@@ -44,6 +50,7 @@ fn main() -> anyhow::Result<()> {
         Bench::Deploy(args) => deploy::run(args),
         Bench::Routes(args) => routes::run(args),
         Bench::Cluster(args) => cluster::run(args),
+        Bench::Faults(args) => faults::run(args),
         Bench::AgaveSend(args) => send::agave_send(args),
     }
 }

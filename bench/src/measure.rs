@@ -27,13 +27,30 @@ pub struct Finished {
 
 /// Runs `cmd` to completion, capturing its output, and measures it.
 pub fn run(cmd: &mut Command) -> Result<Finished> {
+    run_during(cmd, |_| Ok(()))
+}
+
+/// [`run`], with `during` run on a thread of its own while the child runs, from the child's
+/// start (a fault injected into the run: `during` sleeps until its moment, counted from the
+/// instant it is given). Its error, if any, is the run's.
+pub fn run_during<F>(cmd: &mut Command, during: F) -> Result<Finished>
+where
+    F: FnOnce(Instant) -> Result<()> + Send,
+{
     let started = Instant::now();
     let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .with_context(|| format!("spawning {cmd:?}"))?;
-    wait(child, started)
+    std::thread::scope(|scope| {
+        let side = scope.spawn(move || during(started));
+        let done = wait(child, started);
+        let side = side
+            .join()
+            .map_err(|_| anyhow::anyhow!("the fault thread panicked"))?;
+        side.and(done)
+    })
 }
 
 fn wait(mut child: Child, started: Instant) -> Result<Finished> {

@@ -164,6 +164,28 @@ pub(crate) fn generate(
 
 /// Runs `txpace send --no-tui` and returns its measured usage and report.
 pub(crate) fn txpace_send(v: &Endpoint, file: &Path, extra: &[&str]) -> Result<(Usage, Value)> {
+    let run = txpace_run(v, file, extra, |_| Ok(()))?;
+    Ok((run.usage, run.report))
+}
+
+/// One measured `txpace send --no-tui`.
+pub(crate) struct TxpaceRun {
+    pub usage: Usage,
+    /// Its exit code (`None`: killed by a signal).
+    pub code: Option<i32>,
+    pub report: Value,
+}
+
+/// Runs `txpace send --no-tui` with `during` beside it (see [`measure::run_during`]).
+pub(crate) fn txpace_run<F>(
+    v: &Endpoint,
+    file: &Path,
+    extra: &[&str],
+    during: F,
+) -> Result<TxpaceRun>
+where
+    F: FnOnce(std::time::Instant) -> Result<()> + Send,
+{
     let report = file.with_extension("report.json");
     let mut cmd = Command::new(txpace_bin()?);
     cmd.args(["send", "--no-tui", "--url", &v.rpc, "--ws", &v.ws])
@@ -171,11 +193,15 @@ pub(crate) fn txpace_send(v: &Endpoint, file: &Path, extra: &[&str]) -> Result<(
         .arg("--report")
         .arg(&report)
         .args(extra);
-    let done = measure::run(&mut cmd)?;
+    let done = measure::run_during(&mut cmd, during)?;
     eprintln!("{}", done.stdout.trim_end());
     let text = std::fs::read_to_string(&report)
         .with_context(|| format!("no report from txpace send: {}", done.stderr))?;
-    Ok((done.usage, serde_json::from_str(&text)?))
+    Ok(TxpaceRun {
+        usage: done.usage,
+        code: done.status.code(),
+        report: serde_json::from_str(&text)?,
+    })
 }
 
 fn u(v: &Value) -> u64 {
