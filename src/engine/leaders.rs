@@ -333,6 +333,11 @@ impl LeaderBook {
             .min()
     }
 
+    /// Addresses whose streams have just turned silent (see [`Liveness::newly_silent`]).
+    pub fn newly_silent(&mut self, now: Instant) -> Vec<SocketAddr> {
+        self.liveness.newly_silent(now)
+    }
+
     pub fn on_sent(&mut self, leader: Pubkey, addr: SocketAddr, now: Instant) {
         self.stats.entry(leader).or_default().streams.sent += 1;
         self.last_addr.insert(leader, addr);

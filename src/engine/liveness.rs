@@ -35,6 +35,8 @@ struct Link {
     proven: bool,
     /// When the oldest stream sent since the last answer went out.
     waiting_since: Option<Instant>,
+    /// This wait has been reported silent (see [`Liveness::newly_silent`]).
+    reported: bool,
 }
 
 /// Per TPU address: streams in flight and whether the address answers.
@@ -68,6 +70,19 @@ impl Liveness {
         link.waiting_since.map(|t| now.saturating_duration_since(t))
     }
 
+    /// Addresses that have turned silent since the last call, each once per wait: their
+    /// connections are given up (see `Transport::abandon`), so the next probe reconnects.
+    pub fn newly_silent(&mut self, now: Instant) -> Vec<SocketAddr> {
+        let mut out = Vec::new();
+        for (addr, link) in &mut self.links {
+            if !link.reported && silent(link, now) {
+                link.reported = true;
+                out.push(*addr);
+            }
+        }
+        out
+    }
+
     pub fn on_sent(&mut self, addr: SocketAddr, now: Instant) {
         let link = self.links.entry(addr).or_default();
         link.in_flight += 1;
@@ -84,6 +99,7 @@ impl Liveness {
             StreamOutcome::Accepted | StreamOutcome::Throttled => {
                 link.proven = true;
                 link.waiting_since = None;
+                link.reported = false;
             }
             StreamOutcome::Connection | StreamOutcome::Timeout => {
                 link.proven = false;
@@ -93,6 +109,7 @@ impl Liveness {
         }
         if link.in_flight == 0 {
             link.waiting_since = None;
+            link.reported = false;
         }
     }
 
@@ -161,6 +178,24 @@ mod tests {
         // An answer from it ends the silence.
         l.on_result(addr(), StreamOutcome::Accepted);
         assert!(l.may_send(addr(), t + SILENCE));
+    }
+
+    #[test]
+    fn a_silent_address_is_reported_once_per_wait() {
+        let mut l = Liveness::default();
+        let t = Instant::now();
+        l.on_sent(addr(), t);
+        assert!(l.newly_silent(t + SILENCE / 2).is_empty());
+        assert_eq!(l.newly_silent(t + SILENCE), vec![addr()]);
+        assert!(l.newly_silent(t + SILENCE * 3).is_empty(), "once per wait");
+        // Its streams fail (the connection was given up): the next wait is reported again.
+        l.on_result(addr(), StreamOutcome::Connection);
+        let t2 = t + SILENCE * 4;
+        l.on_sent(addr(), t2);
+        assert_eq!(l.newly_silent(t2 + SILENCE), vec![addr()]);
+        // An answer ends the wait.
+        l.on_result(addr(), StreamOutcome::Accepted);
+        assert!(l.newly_silent(t2 + SILENCE * 5).is_empty());
     }
 
     #[test]

@@ -191,4 +191,10 @@ pub trait Transport: Send + Sync + 'static {
     /// Starts connecting to upcoming leaders so their first send does not pay the handshake.
     fn prepare(&self, addrs: &[SocketAddr]);
     fn link_state(&self, addr: SocketAddr) -> LinkState;
+    /// `addr` stopped answering on its connection: give that connection up, ending the streams
+    /// still waiting on it, so the next send finds out afresh with a new handshake. A restarted
+    /// validator never answers its predecessor's connection, which otherwise held every probe
+    /// until the idle timeout; a frozen one answers a new handshake as soon as it thaws.
+    /// Transports without connections have nothing to give up.
+    fn abandon(&self, _addr: SocketAddr) {}
 }

@@ -78,6 +78,11 @@ struct State {
     windows: HashMap<SocketAddr, (u64, u32)>,
     /// Leaders whose sends never complete.
     hanging: HashSet<SocketAddr>,
+    /// The node replays its ledger after a restart: its tip takes no blockhash.
+    replaying: bool,
+    /// How many times each address's connection was given up (`Transport::abandon`): sends
+    /// hanging on it then fail, as streams do on a closed QUIC connection.
+    abandoned: HashMap<SocketAddr, u32>,
     /// Landings older than this many slots are gone from the status cache.
     status_cache_slots: Option<u64>,
     rpc_down: bool,
@@ -98,6 +103,8 @@ pub struct SimCluster {
     start_slot: u64,
     leaders: Arc<Vec<Pubkey>>,
     state: Arc<Mutex<State>>,
+    /// Wakes hanging sends when a connection is given up.
+    abandon_signal: Arc<tokio::sync::Notify>,
 }
 
 impl SimCluster {
@@ -108,7 +115,19 @@ impl SimCluster {
             start_slot: 1_000,
             leaders: Arc::new(leaders),
             state: Arc::default(),
+            abandon_signal: Arc::default(),
         }
+    }
+
+    /// While on, the node's tip takes no blockhash (isBlockhashValid says false below
+    /// finalized), as a restarted node's does while it replays its ledger.
+    pub fn set_replaying(&self, on: bool) {
+        self.lock().replaying = on;
+    }
+
+    /// How many times `addr`'s connection was given up.
+    pub fn abandons(&self, addr: SocketAddr) -> u32 {
+        self.lock().abandoned.get(&addr).copied().unwrap_or(0)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -461,7 +480,13 @@ impl Chain for SimCluster {
         commitment: Commitment,
     ) -> BoxFuture<'static, Result<bool, ChainError>> {
         self.rpc("isBlockhashValid", move |c| {
-            let lv = c.lock().blockhashes.get(&hash).copied();
+            let (lv, replaying) = {
+                let s = c.lock();
+                (s.blockhashes.get(&hash).copied(), s.replaying)
+            };
+            if replaying && commitment != Commitment::Finalized {
+                return false;
+            }
             let h = c.height_at(commitment);
             lv.is_none_or(|lv| {
                 lv.saturating_sub(super::expiry::BLOCKHASH_VALID_BLOCKS) <= h && h <= lv
@@ -503,7 +528,19 @@ impl Transport for SimCluster {
             handoff.mark();
             tokio::time::sleep(SEND_LATENCY).await;
             if me.lock().hanging.contains(&addr) {
-                std::future::pending::<()>().await;
+                // Hangs until the engine gives the connection up (or its send timeout ends it).
+                let seen = me.abandons(addr);
+                loop {
+                    let notified = me.abandon_signal.notified();
+                    tokio::pin!(notified);
+                    notified.as_mut().enable();
+                    if me.abandons(addr) != seen {
+                        return Err(SendError::Connection(
+                            "given up: no answer on it, reconnecting".into(),
+                        ));
+                    }
+                    notified.await;
+                }
             }
             if me.leader_of_addr(addr).is_none() {
                 return Err(SendError::Connection("no such node".into()));
@@ -514,6 +551,11 @@ impl Transport for SimCluster {
     }
 
     fn prepare(&self, _addrs: &[SocketAddr]) {}
+
+    fn abandon(&self, addr: SocketAddr) {
+        *self.lock().abandoned.entry(addr).or_default() += 1;
+        self.abandon_signal.notify_waiters();
+    }
 
     fn link_state(&self, addr: SocketAddr) -> LinkState {
         if self.leader_of_addr(addr).is_some() {

@@ -323,6 +323,10 @@ impl Engine {
     fn keep_current(&mut self, now: Instant) {
         self.sync.poll(now, &self.leaders);
         self.transport.prepare(&self.leaders.prepare_list());
+        for addr in self.leaders.newly_silent(now) {
+            log::info!("{addr} stopped answering: giving up its connection to probe afresh");
+            self.transport.abandon(addr);
+        }
         self.leaders.expire_backoffs(now);
     }
 

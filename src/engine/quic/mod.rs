@@ -40,6 +40,9 @@ const KEEP_ALIVE: Duration = Duration::from_secs(1);
 const OPEN_STALL: Duration = Duration::from_millis(1_000);
 /// Application close code sent when an idle connection is evicted: "no error", we just leave.
 const CLOSE_IDLE: u32 = 0;
+/// Application close code sent when a connection is given up because the leader stopped
+/// answering on it (see [`Transport::abandon`]).
+const CLOSE_SILENT: u32 = 1;
 
 /// Bounds on how long the transport waits for, and holds on to, a leader's connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,6 +235,11 @@ fn classify(err: &ConnectionError) -> SendError {
         }
         ConnectionError::Reset => SendError::Connection("reset by server".into()),
         ConnectionError::TimedOut => SendError::Connection("timed out".into()),
+        // Only an abandoned connection has streams left when we close it (eviction waits
+        // for none).
+        ConnectionError::LocallyClosed => {
+            SendError::Connection("given up: no answer on it, reconnecting".into())
+        }
         other => SendError::Connection(other.to_string()),
     }
 }
@@ -275,10 +283,15 @@ async fn connection(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Conn
     }
 }
 
-/// A connection-level failure ends this connection: the next send reconnects.
-async fn drop_connection(peer: &Peer, err: &SendError) {
-    *peer.conn.lock().await = None;
-    set_state(peer, LinkState::Failed(err.to_string()));
+/// A connection-level failure ends this connection: the next send reconnects. Only `conn`
+/// itself is forgotten: a late failure of a connection already replaced must not drop its
+/// successor.
+async fn drop_connection(peer: &Peer, conn: &Connection, err: &SendError) {
+    let mut slot = peer.conn.lock().await;
+    if slot.as_ref().map(Connection::stable_id) == Some(conn.stable_id()) {
+        *slot = None;
+        set_state(peer, LinkState::Failed(err.to_string()));
+    }
 }
 
 async fn send_on(
@@ -299,7 +312,7 @@ async fn send_on(
         }
         Ok(Err(e)) => {
             let err = classify(&e);
-            drop_connection(&peer, &err).await;
+            drop_connection(&peer, &conn, &err).await;
             return Err(err);
         }
         Ok(Ok(s)) => s,
@@ -312,7 +325,7 @@ async fn send_on(
             }
             WriteError::ConnectionLost(c) => {
                 let err = classify(&c);
-                drop_connection(&peer, &err).await;
+                drop_connection(&peer, &conn, &err).await;
                 err
             }
             other => SendError::Stream(other.to_string()),
@@ -328,7 +341,7 @@ async fn send_on(
         ))),
         Err(quinn::StoppedError::ConnectionLost(c)) => {
             let err = classify(&c);
-            drop_connection(&peer, &err).await;
+            drop_connection(&peer, &conn, &err).await;
             Err(err)
         }
         Err(other) => Err(SendError::Stream(other.to_string())),
@@ -372,165 +385,23 @@ impl Transport for QuicTransport {
             .map(|p| lock(&p.state).clone())
             .unwrap_or(LinkState::Idle)
     }
+
+    /// Closes the address's connection; its waiting streams end with a connection error. A
+    /// handshake under way is left alone: it is the fresh attempt, and is bounded anyway.
+    fn abandon(&self, addr: SocketAddr) {
+        let Some(peer) = lock(&self.inner.peers).get(&addr).cloned() else {
+            return;
+        };
+        let Ok(mut slot) = peer.conn.try_lock() else {
+            return;
+        };
+        if let Some(conn) = slot.take() {
+            conn.close(VarInt::from_u32(CLOSE_SILENT), b"no answer");
+            set_state(&peer, LinkState::Failed("no answer: reconnecting".into()));
+            log::debug!("gave up the silent connection to {addr}");
+        }
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use quinn::{ServerConfig, crypto::rustls::QuicServerConfig};
-    use solana_tls_utils::{new_dummy_x509_certificate, tls_server_config_builder};
-    use tokio::sync::mpsc;
-
-    use super::*;
-
-    /// A TPU-like QUIC server on loopback that accepts connections and reads every stream.
-    /// Each accepted connection is reported, then how it ended once it does.
-    fn tpu_server() -> (SocketAddr, mpsc::UnboundedReceiver<Event>) {
-        let (cert, key) = new_dummy_x509_certificate(&Keypair::new());
-        let mut crypto = tls_server_config_builder()
-            .with_single_cert(vec![cert], key)
-            .expect("server certificate");
-        crypto.alpn_protocols = vec![ALPN_TPU.to_vec()];
-        let quic = QuicServerConfig::try_from(crypto).expect("QUIC server config");
-        let endpoint = Endpoint::server(
-            ServerConfig::with_crypto(Arc::new(quic)),
-            SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-        )
-        .expect("bind the loopback server");
-        let addr = endpoint.local_addr().expect("server address");
-        let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            while let Some(incoming) = endpoint.accept().await {
-                let tx = tx.clone();
-                tokio::spawn(async move {
-                    let Ok(conn) = incoming.await else { return };
-                    let _ = tx.send(Event::Accepted);
-                    while let Ok(mut stream) = conn.accept_uni().await {
-                        let _ = stream.read_to_end(1232).await;
-                    }
-                    let _ = tx.send(Event::Closed(conn.close_reason()));
-                });
-            }
-        });
-        (addr, rx)
-    }
-
-    #[derive(Debug)]
-    enum Event {
-        Accepted,
-        Closed(Option<ConnectionError>),
-    }
-
-    async fn next(events: &mut mpsc::UnboundedReceiver<Event>) -> Event {
-        tokio::time::timeout(Duration::from_secs(10), events.recv())
-            .await
-            .expect("a server event within 10 s")
-            .expect("the server runs")
-    }
-
-    async fn wait_connected(t: &QuicTransport, addr: SocketAddr) {
-        for _ in 0..200 {
-            if t.link_state(addr) == LinkState::Connected {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        panic!("not connected to {addr}: {:?}", t.link_state(addr));
-    }
-
-    fn transport(evict_after: Duration) -> QuicTransport {
-        QuicTransport::with_options(
-            &Keypair::new(),
-            QuicOptions {
-                connect_timeout: Duration::from_secs(2),
-                evict_after,
-            },
-        )
-        .expect("client endpoint")
-    }
-
-    /// A leader that stops being prepared and sent to has its connection closed (the server
-    /// sees our "idle" close) and its entry dropped, so the map shrinks back to empty.
-    #[tokio::test]
-    async fn a_connection_no_longer_prepared_or_used_is_closed_and_forgotten() {
-        let (addr, mut events) = tpu_server();
-        let t = transport(Duration::from_millis(300));
-        t.prepare(&[addr]);
-        assert!(matches!(next(&mut events).await, Event::Accepted));
-        wait_connected(&t, addr).await;
-        t.send(addr, Arc::from(&b"tx"[..]), Handoff::default())
-            .await
-            .expect("a send on the prepared connection");
-        assert_eq!(t.peer_count(), 1);
-
-        // Still within the bound: kept.
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        t.prepare(&[]);
-        assert_eq!(t.peer_count(), 1, "evicted before the bound");
-
-        tokio::time::sleep(Duration::from_millis(400)).await;
-        t.prepare(&[]);
-        assert_eq!(t.peer_count(), 0, "the idle peer is still held");
-        assert_eq!(t.link_state(addr), LinkState::Idle);
-        match next(&mut events).await {
-            Event::Closed(Some(ConnectionError::ApplicationClosed(close))) => {
-                assert_eq!(close.error_code, VarInt::from_u32(CLOSE_IDLE));
-                assert_eq!(&close.reason[..], b"idle");
-            }
-            other => panic!("expected our idle close, got {other:?}"),
-        }
-    }
-
-    /// Being prepared, or being sent to, keeps a connection: one handshake serves the whole
-    /// time, well past the eviction bound.
-    #[tokio::test]
-    async fn prepared_or_used_connections_are_kept() {
-        let (prepared, mut prepared_events) = tpu_server();
-        let (used, mut used_events) = tpu_server();
-        let t = transport(Duration::from_millis(300));
-        t.prepare(&[prepared, used]);
-        assert!(matches!(next(&mut prepared_events).await, Event::Accepted));
-        assert!(matches!(next(&mut used_events).await, Event::Accepted));
-        wait_connected(&t, prepared).await;
-        wait_connected(&t, used).await;
-        for _ in 0..10 {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            t.send(used, Arc::from(&b"tx"[..]), Handoff::default())
-                .await
-                .expect("a send on the kept connection");
-            t.prepare(&[prepared]);
-        }
-        assert_eq!(t.peer_count(), 2);
-        assert_eq!(t.link_state(prepared), LinkState::Connected);
-        assert_eq!(t.link_state(used), LinkState::Connected);
-        assert!(
-            prepared_events.try_recv().is_err(),
-            "prepared peer reconnected"
-        );
-        assert!(used_events.try_recv().is_err(), "used peer reconnected");
-    }
-
-    /// A pre-connect to an address that never answers the handshake gives up after the
-    /// connect bound, instead of hanging, and the peer reads as failed.
-    #[tokio::test]
-    async fn a_pre_connect_to_a_silent_address_times_out() {
-        // A bound UDP socket that never reads: the Initial packets go nowhere.
-        let silent = std::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind");
-        let addr = silent.local_addr().expect("address");
-        let t = QuicTransport::with_options(
-            &Keypair::new(),
-            QuicOptions {
-                connect_timeout: Duration::from_millis(300),
-                evict_after: Duration::from_secs(60),
-            },
-        )
-        .expect("client endpoint");
-        t.prepare(&[addr]);
-        tokio::time::sleep(Duration::from_millis(1_000)).await;
-        match t.link_state(addr) {
-            LinkState::Failed(reason) => {
-                assert!(reason.contains("handshake timed out"), "{reason}")
-            }
-            other => panic!("pre-connect still {other:?} after its bound"),
-        }
-    }
-}
+mod tests;

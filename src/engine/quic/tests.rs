@@ -1,0 +1,242 @@
+//! The QUIC transport against a TPU-like server on loopback.
+
+use quinn::{ServerConfig, crypto::rustls::QuicServerConfig};
+use solana_tls_utils::{new_dummy_x509_certificate, tls_server_config_builder};
+use tokio::sync::mpsc;
+
+use super::*;
+
+/// A TPU-like QUIC server on loopback that accepts connections and reads every stream.
+/// Each accepted connection is reported, then how it ended once it does.
+fn tpu_server() -> (SocketAddr, mpsc::UnboundedReceiver<Event>) {
+    let endpoint = server_endpoint();
+    let addr = endpoint.local_addr().expect("server address");
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(serve(endpoint, tx));
+    (addr, rx)
+}
+
+/// [`tpu_server`] on a runtime of its own, on one thread, that can be frozen: each duration
+/// sent on the returned channel blocks that thread for that long, so nothing reads the socket,
+/// acknowledges or answers — a stopped (SIGSTOPped) leader, as its clients see it.
+fn freezable_server() -> (
+    SocketAddr,
+    mpsc::UnboundedReceiver<Event>,
+    mpsc::UnboundedSender<Duration>,
+) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let (freeze_tx, mut freeze_rx) = mpsc::unbounded_channel::<Duration>();
+    let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("server runtime");
+        rt.block_on(async move {
+            let endpoint = server_endpoint();
+            let _ = addr_tx.send(endpoint.local_addr().expect("server address"));
+            tokio::spawn(serve(endpoint, tx));
+            while let Some(d) = freeze_rx.recv().await {
+                std::thread::sleep(d);
+            }
+        });
+    });
+    let addr = addr_rx.recv().expect("the server's address");
+    (addr, rx, freeze_tx)
+}
+
+fn server_endpoint() -> Endpoint {
+    let (cert, key) = new_dummy_x509_certificate(&Keypair::new());
+    let mut crypto = tls_server_config_builder()
+        .with_single_cert(vec![cert], key)
+        .expect("server certificate");
+    crypto.alpn_protocols = vec![ALPN_TPU.to_vec()];
+    let quic = QuicServerConfig::try_from(crypto).expect("QUIC server config");
+    Endpoint::server(
+        ServerConfig::with_crypto(Arc::new(quic)),
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+    )
+    .expect("bind the loopback server")
+}
+
+async fn serve(endpoint: Endpoint, tx: mpsc::UnboundedSender<Event>) {
+    while let Some(incoming) = endpoint.accept().await {
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let Ok(conn) = incoming.await else { return };
+            let _ = tx.send(Event::Accepted);
+            while let Ok(mut stream) = conn.accept_uni().await {
+                let _ = stream.read_to_end(1232).await;
+            }
+            let _ = tx.send(Event::Closed(conn.close_reason()));
+        });
+    }
+}
+
+#[derive(Debug)]
+enum Event {
+    Accepted,
+    Closed(Option<ConnectionError>),
+}
+
+async fn next(events: &mut mpsc::UnboundedReceiver<Event>) -> Event {
+    tokio::time::timeout(Duration::from_secs(10), events.recv())
+        .await
+        .expect("a server event within 10 s")
+        .expect("the server runs")
+}
+
+async fn wait_connected(t: &QuicTransport, addr: SocketAddr) {
+    for _ in 0..200 {
+        if t.link_state(addr) == LinkState::Connected {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("not connected to {addr}: {:?}", t.link_state(addr));
+}
+
+fn transport(evict_after: Duration) -> QuicTransport {
+    QuicTransport::with_options(
+        &Keypair::new(),
+        QuicOptions {
+            connect_timeout: Duration::from_secs(2),
+            evict_after,
+        },
+    )
+    .expect("client endpoint")
+}
+
+/// A leader that stops being prepared and sent to has its connection closed (the server
+/// sees our "idle" close) and its entry dropped, so the map shrinks back to empty.
+#[tokio::test]
+async fn a_connection_no_longer_prepared_or_used_is_closed_and_forgotten() {
+    let (addr, mut events) = tpu_server();
+    let t = transport(Duration::from_millis(300));
+    t.prepare(&[addr]);
+    assert!(matches!(next(&mut events).await, Event::Accepted));
+    wait_connected(&t, addr).await;
+    t.send(addr, Arc::from(&b"tx"[..]), Handoff::default())
+        .await
+        .expect("a send on the prepared connection");
+    assert_eq!(t.peer_count(), 1);
+
+    // Still within the bound: kept.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    t.prepare(&[]);
+    assert_eq!(t.peer_count(), 1, "evicted before the bound");
+
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    t.prepare(&[]);
+    assert_eq!(t.peer_count(), 0, "the idle peer is still held");
+    assert_eq!(t.link_state(addr), LinkState::Idle);
+    match next(&mut events).await {
+        Event::Closed(Some(ConnectionError::ApplicationClosed(close))) => {
+            assert_eq!(close.error_code, VarInt::from_u32(CLOSE_IDLE));
+            assert_eq!(&close.reason[..], b"idle");
+        }
+        other => panic!("expected our idle close, got {other:?}"),
+    }
+}
+
+/// Being prepared, or being sent to, keeps a connection: one handshake serves the whole
+/// time, well past the eviction bound.
+#[tokio::test]
+async fn prepared_or_used_connections_are_kept() {
+    let (prepared, mut prepared_events) = tpu_server();
+    let (used, mut used_events) = tpu_server();
+    let t = transport(Duration::from_millis(300));
+    t.prepare(&[prepared, used]);
+    assert!(matches!(next(&mut prepared_events).await, Event::Accepted));
+    assert!(matches!(next(&mut used_events).await, Event::Accepted));
+    wait_connected(&t, prepared).await;
+    wait_connected(&t, used).await;
+    for _ in 0..10 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        t.send(used, Arc::from(&b"tx"[..]), Handoff::default())
+            .await
+            .expect("a send on the kept connection");
+        t.prepare(&[prepared]);
+    }
+    assert_eq!(t.peer_count(), 2);
+    assert_eq!(t.link_state(prepared), LinkState::Connected);
+    assert_eq!(t.link_state(used), LinkState::Connected);
+    assert!(
+        prepared_events.try_recv().is_err(),
+        "prepared peer reconnected"
+    );
+    assert!(used_events.try_recv().is_err(), "used peer reconnected");
+}
+
+/// A pre-connect to an address that never answers the handshake gives up after the
+/// connect bound, instead of hanging, and the peer reads as failed.
+#[tokio::test]
+async fn a_pre_connect_to_a_silent_address_times_out() {
+    // A bound UDP socket that never reads: the Initial packets go nowhere.
+    let silent = std::net::UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind");
+    let addr = silent.local_addr().expect("address");
+    let t = QuicTransport::with_options(
+        &Keypair::new(),
+        QuicOptions {
+            connect_timeout: Duration::from_millis(300),
+            evict_after: Duration::from_secs(60),
+        },
+    )
+    .expect("client endpoint");
+    t.prepare(&[addr]);
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    match t.link_state(addr) {
+        LinkState::Failed(reason) => {
+            assert!(reason.contains("handshake timed out"), "{reason}")
+        }
+        other => panic!("pre-connect still {other:?} after its bound"),
+    }
+}
+
+/// A leader that stops answering (frozen): once its connection is given up, the stream waiting
+/// on it ends with a connection error at once (not at the send timeout), and when the leader is
+/// back the next send connects afresh — and sees our "no answer" close arrive on the old one.
+#[tokio::test]
+async fn an_abandoned_connection_ends_its_waiting_streams_and_the_next_send_reconnects() {
+    let (addr, mut events, freeze) = freezable_server();
+    let t = transport(Duration::from_secs(60));
+    t.send(addr, Arc::from(&b"tx"[..]), Handoff::default())
+        .await
+        .expect("a send before the freeze");
+    assert!(matches!(next(&mut events).await, Event::Accepted));
+    freeze.send(Duration::from_millis(1_500)).expect("freeze");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let waiting = tokio::spawn(t.send(addr, Arc::from(&b"tx"[..]), Handoff::default()));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!waiting.is_finished(), "a frozen server answered");
+    t.abandon(addr);
+    let err = tokio::time::timeout(Duration::from_millis(500), waiting)
+        .await
+        .expect("the waiting stream ends once its connection is given up")
+        .expect("the send task")
+        .expect_err("no answer came");
+    assert!(
+        matches!(&err, SendError::Connection(r) if r.contains("given up")),
+        "{err}"
+    );
+    // Back from the freeze: a new connection, and the old one's close read at last.
+    t.send(addr, Arc::from(&b"tx"[..]), Handoff::default())
+        .await
+        .expect("a send after the freeze, on a new connection");
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        seen.push(next(&mut events).await);
+    }
+    assert!(
+        seen.iter().any(|e| matches!(e, Event::Accepted)),
+        "no new connection: {seen:?}"
+    );
+    assert!(
+        seen.iter().any(|e| matches!(
+            e,
+            Event::Closed(Some(ConnectionError::ApplicationClosed(c)))
+                if c.error_code == VarInt::from_u32(CLOSE_SILENT)
+        )),
+        "the old connection was not closed with our no-answer code: {seen:?}"
+    );
+}
