@@ -108,6 +108,14 @@ enum Stage<'a> {
     Cluster(&'a mut Localnet),
 }
 
+impl Ctx<'_> {
+    /// A new client for each lookup: one made before a restart holds pooled connections to the
+    /// process that is gone, and its next request fails.
+    fn rpc(&self) -> RpcClient {
+        RpcClient::new_with_commitment(self.ep.rpc.clone(), CommitmentConfig::confirmed())
+    }
+}
+
 impl Stage<'_> {
     /// Sleeps until the fault's moment, counted from `start`, injects it, and ends it.
     fn inject(&mut self, fault: Fault, start: Instant) -> Result<()> {
@@ -150,8 +158,7 @@ pub fn run(args: Args) -> Result<()> {
             .start()
             .map_err(|e| anyhow!("{e}"))?;
         let ep = Endpoint::of_validator(&v);
-        let rpc = v.rpc_client();
-        let payer = fund_payer(&rpc, v.mint_keypair(), &dir, "agave-payer.json")?;
+        let payer = fund_payer(&v.rpc_client(), v.mint_keypair(), &dir, "agave-payer.json")?;
         for fault in [Fault::Freeze, Fault::Restart]
             .into_iter()
             .filter(|f| wanted(*f))
@@ -161,7 +168,6 @@ pub fn run(args: Args) -> Result<()> {
                     let mut stage = Stage::Validator(&mut v);
                     let ctx = Ctx {
                         ep: &ep,
-                        rpc: &rpc,
                         dir: &dir,
                         payer: (&payer.0.pubkey(), &payer.1),
                         count: args.count,
@@ -180,14 +186,17 @@ pub fn run(args: Args) -> Result<()> {
         })
         .map_err(|e| anyhow!("{e}"))?;
         let ep = Endpoint::of_cluster(&cluster);
-        let rpc = RpcClient::new_with_commitment(ep.rpc.clone(), CommitmentConfig::confirmed());
-        let payer = fund_payer(&rpc, cluster.mint_keypair(), &dir, "agave-payer-1.json")?;
+        let payer = fund_payer(
+            &cluster.rpc_client(),
+            cluster.mint_keypair(),
+            &dir,
+            "agave-payer-1.json",
+        )?;
         for round in 1..=args.rounds {
             for sender in order(round) {
                 let mut stage = Stage::Cluster(&mut cluster);
                 let ctx = Ctx {
                     ep: &ep,
-                    rpc: &rpc,
                     dir: &dir,
                     payer: (&payer.0.pubkey(), &payer.1),
                     count: args.count,
@@ -215,7 +224,6 @@ fn order(round: u32) -> [Sender; 2] {
 /// What every run of a stage shares.
 struct Ctx<'a> {
     ep: &'a Endpoint,
-    rpc: &'a RpcClient,
     dir: &'a Path,
     /// Agave's own payer and its keypair file.
     payer: (&'a Pubkey, &'a Path),
@@ -231,7 +239,7 @@ fn one(ctx: &Ctx, fault: Fault, round: u32, sender: Sender, stage: &mut Stage) -
             let name = format!("{}-{round}.b64", fault.label());
             let file = generate(ctx.ep, ctx.dir, &name, ctx.count, 1)?;
             let run = txpace_run(ctx.ep, &file, &[], during)?;
-            let landed = landed_slots(ctx.rpc, &report_signatures(&run.report)?)?.len() as u64;
+            let landed = landed_slots(&ctx.rpc(), &report_signatures(&run.report)?)?.len() as u64;
             let outcome = run
                 .code
                 .map_or("killed".to_string(), |c| format!("exit {c}"));
@@ -239,12 +247,13 @@ fn one(ctx: &Ctx, fault: Fault, round: u32, sender: Sender, stage: &mut Stage) -
             (run.usage, landed, outcome, sends)
         }
         Sender::Agave => {
-            let from = ctx.rpc.get_slot()?;
+            let from = ctx.rpc().get_slot()?;
             // Amounts no other run used: every run's transactions are new.
             let base = 10_000_000 * (fault as u64 + 1) + 1_000_000 * u64::from(round);
             let run = agave_child::send(ctx.ep, ctx.payer.1, ctx.count, base, during)?;
-            let signatures = signatures_since(ctx.rpc, ctx.payer.0, from)?;
-            let landed = landed_slots(ctx.rpc, &signatures)?.len() as u64;
+            let rpc = ctx.rpc();
+            let signatures = signatures_since(&rpc, ctx.payer.0, from)?;
+            let landed = landed_slots(&rpc, &signatures)?.len() as u64;
             let outcome = run.error.unwrap_or_else(|| "done".to_string());
             (run.usage, landed, outcome, run.sends)
         }

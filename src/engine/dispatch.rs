@@ -25,6 +25,14 @@ use super::{
 
 /// Sends made in one wake-up at most; with the pacer's 50 ms catch-up this bounds a burst.
 const SENDS_PER_WAKE: usize = 64;
+/// Never-sent transactions looked at per pick, at most, past those whose blockhash the node
+/// does not take now (they keep their place): bounds the work of a pick on a long queue.
+const FRESH_SCAN: usize = 256;
+/// How soon queued transactions the node refused (blockhash not taken now) are looked at again.
+const REFUSED_RECHECK: Duration = Duration::from_millis(100);
+/// The shortest hold that counts as an outage: shorter ones are a first connection's round trip
+/// or a leader's brief backoff, and making them up would only flicker "catching up".
+const MIN_OUTAGE: Duration = Duration::from_millis(500);
 /// How much faster than the pace an outage's owed sends are made up (see [`Pacer::owe`]), at
 /// most: twice the pace, so the outage's backlog clears in as long as the outage lasted.
 const CATCH_UP: f64 = 2.0;
@@ -60,8 +68,13 @@ pub(super) struct Dispatcher {
     /// Whether an outage's owed sends are made up (`--no-catch-up` says not).
     catch_up: bool,
     /// Since when sends have been due with no leader to take them, and whether a leader
-    /// throttled us meanwhile (then nothing is owed: it told us its limit).
+    /// throttled us meanwhile (then nothing is owed: it told us its limit). It ends when a
+    /// leader accepts a stream again, not when a probe goes out: the probes of a long outage
+    /// must not each start a catch-up that nothing takes.
     held: Option<(Instant, bool)>,
+    /// Until when the queue's head is not looked at again: the node took none of its
+    /// blockhashes at the last look.
+    refused_until: Option<Instant>,
     /// Never-sent transactions, in input order.
     fresh: VecDeque<u32>,
     /// (due, id): the next resend of each sent, unfinished transaction.
@@ -100,6 +113,7 @@ impl Dispatcher {
             maxrate,
             catch_up: cfg.catch_up,
             held: None,
+            refused_until: None,
             fresh: (0..txs as u32).collect(),
             resends: BinaryHeap::new(),
             rounds: HashMap::new(),
@@ -211,10 +225,14 @@ impl Dispatcher {
         store: &TxStore,
         leaders: &LeaderBook,
     ) -> Option<Instant> {
+        let resend_at = self.next_resend_due(store);
         let work_at = if !self.fresh.is_empty() {
-            Some(now)
+            // Queued transactions the node refused a moment ago are looked at again shortly,
+            // not on every turn of the loop; a due resend goes meanwhile.
+            let fresh_at = self.refused_until.filter(|t| *t > now).unwrap_or(now);
+            Some(resend_at.map_or(fresh_at, |r| r.min(fresh_at)))
         } else {
-            self.next_resend_due(store)
+            resend_at
         }?;
         let due = work_at.max(self.pacer.next_at());
         if leaders.nowhere_to_send(now) {
@@ -263,20 +281,34 @@ impl Dispatcher {
             return Some(id);
         }
         // A never-sent transaction may have finished already (expired, or landed through
-        // someone else): skip it. One whose blockhash the cluster no longer takes waits with
-        // the resends instead of spending the pace (it expires once that is final).
-        while let Some(id) = self.fresh.pop_front() {
-            let Some(rec) = store.record(id) else {
-                continue;
-            };
-            if rec.state.is_final() {
-                continue;
+        // someone else): drop it. One whose blockhash the node does not take now keeps its
+        // place without spending the pace: a node that restarted says so of every blockhash
+        // while it replays its ledger, and moving the whole queue behind a resend interval
+        // then cost seconds; one whose blockhash is gone for good expires once that is final.
+        let mut refused = false;
+        let mut i = 0;
+        while i < self.fresh.len() && i < FRESH_SCAN {
+            let id = self.fresh[i];
+            match store.record(id) {
+                Some(rec) if !rec.state.is_final() => {
+                    if (hold.pointless)(rec) {
+                        refused = true;
+                        i += 1;
+                        continue;
+                    }
+                    self.fresh.remove(i);
+                    return Some(id);
+                }
+                _ => {
+                    self.fresh.remove(i);
+                }
             }
-            if (hold.pointless)(rec) {
-                self.resend_later(id, now);
-                continue;
-            }
-            return Some(id);
+        }
+        // Sends were due and the node took none of their blockhashes. If a leader takes sends
+        // again afterwards, that was an outage like any other (see `held`).
+        if refused {
+            self.held.get_or_insert((now, false));
+            self.refused_until = Some(now + REFUSED_RECHECK);
         }
         None
     }
@@ -316,16 +348,13 @@ impl Dispatcher {
             return None;
         }
         let id = self.pick(now, store, hold)?;
-        if let Some((since, throttled)) = self.held.take()
-            && !throttled
-        {
-            self.pacer.owe(now.saturating_duration_since(since));
-        }
         let slot = Some(leaders.slot()).filter(|&s| s > 0);
         let first_log = store.record_send(id, now, slot, &targets).ok()?;
         let sends = store.view(id).map_or(0, |v| v.sends);
         let sent = Sent { id, sends, at: now };
         self.pacer.consume(now);
+        // What is owed never exceeds what is left to send.
+        self.pacer.cap_owed(self.fresh.len());
         self.resend_later(id, now);
         let Some(wire) = store.record(id).map(|r| r.wire.clone()) else {
             return Some(sent);
@@ -414,12 +443,25 @@ impl Dispatcher {
         {
             self.pacer.set_rate(rate, now);
         }
-        if outcome == StreamOutcome::Throttled {
-            // The leader takes no more than this: catching up would only be refused.
-            self.pacer.forgive();
-            if let Some((_, throttled)) = self.held.as_mut() {
-                *throttled = true;
+        match outcome {
+            StreamOutcome::Throttled => {
+                // The leader takes no more than this: catching up would only be refused.
+                self.pacer.forgive();
+                if let Some((_, throttled)) = self.held.as_mut() {
+                    *throttled = true;
+                }
             }
+            // A leader takes sends again: the outage is over, and its time is owed.
+            StreamOutcome::Accepted => {
+                if let Some((since, throttled)) = self.held.take() {
+                    let held = now.saturating_duration_since(since);
+                    if !throttled && held >= MIN_OUTAGE {
+                        self.pacer.owe(held);
+                        self.pacer.cap_owed(self.fresh.len());
+                    }
+                }
+            }
+            _ => {}
         }
         took
     }

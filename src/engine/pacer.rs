@@ -72,6 +72,12 @@ impl Pacer {
         self.owed = (self.owed + held).min(MAX_OWED);
     }
 
+    /// Owes no more than `sends` at the pace asked for: what is left to send.
+    pub fn cap_owed(&mut self, sends: usize) {
+        let sends = u32::try_from(sends).unwrap_or(u32::MAX);
+        self.owed = self.owed.min(self.interval.saturating_mul(sends));
+    }
+
     /// How much faster than the pace owed time is made up; 1 or less forgets what is owed.
     pub fn set_catch_up(&mut self, factor: f64) {
         self.catch_up = if factor.is_finite() { factor } else { 1.0 };
