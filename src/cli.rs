@@ -413,8 +413,11 @@ pub struct SendOpts {
     /// Hold a fixed pace strictly after an outage. By default the sends an outage held back
     /// (no leader would take them: frozen, unreachable) are made up afterwards at up to twice
     /// the pace, within an unstaked peer's stream budget, and a throttled stream ends that
-    #[arg(long)]
+    #[arg(long, overrides_with = "catch_up")]
     pub no_catch_up: bool,
+    /// Make up what an outage held back although txpace.toml says `catch_up = false`
+    #[arg(long, overrides_with = "no_catch_up")]
+    pub catch_up: bool,
     /// Bound on every network send, in seconds (0.05 to 600)
     #[arg(long, default_value_t = 5.0, value_name = "SECS", allow_negative_numbers = true,
           value_parser = numeric::send_timeout)]

@@ -152,6 +152,11 @@ pub fn show(global: &GlobalOpts, matches: &ArgMatches, s: &Settings) -> Result<S
         format!("{:?}", s.send_timeout.unwrap_or(5.0)),
         from(s.send_timeout.is_some()),
     );
+    out.line(
+        "catch_up",
+        s.catch_up.unwrap_or(true).to_string(),
+        from(s.catch_up.is_some()),
+    );
 
     out.section("dashboard");
     let theme = s.theme.unwrap_or_default();

@@ -96,6 +96,9 @@ pub fn apply(cli: &mut Cli, matches: &ArgMatches, settings: &Settings) {
     if settings.mouse == Some(false) && !opts.mouse {
         opts.no_mouse = true;
     }
+    if settings.catch_up == Some(false) && !opts.catch_up {
+        opts.no_catch_up = true;
+    }
     opts.keymap = settings.keymap.clone();
 }
 
@@ -130,7 +133,7 @@ mod tests {
         }
     }
 
-    const FILE: &str = "url = \"devnet\"\ncommitment = \"finalized\"\n[send]\nrate = 250\nfanout = 3\n\
+    const FILE: &str = "url = \"devnet\"\ncommitment = \"finalized\"\n[send]\nrate = 250\nfanout = 3\ncatch_up = false\n\
                         [dashboard]\ntheme = \"light\"\nmouse = false\n";
 
     #[test]
@@ -146,6 +149,7 @@ mod tests {
         assert_eq!(o.fanout, 3);
         assert_eq!(o.theme, Some(crate::ui::theme::ThemeName::Light));
         assert!(o.no_mouse);
+        assert!(o.no_catch_up);
         // Not in the file: the flag's default.
         assert_eq!(o.resend_interval.0, std::time::Duration::from_secs(4));
     }
@@ -166,6 +170,10 @@ mod tests {
         assert_eq!(o.theme, Some(crate::ui::theme::ThemeName::Dark));
         let o = send(run(&["txpace", "send", "a.b64", "--mouse"], FILE));
         assert!(!o.no_mouse, "--mouse beats mouse = false");
+        let o = send(run(&["txpace", "send", "a.b64", "--catch-up"], FILE));
+        assert!(!o.no_catch_up, "--catch-up beats catch_up = false");
+        let o = send(run(&["txpace", "send", "a.b64"], ""));
+        assert!(!o.no_catch_up, "catching up is the default");
         // A global flag before the subcommand counts too.
         let cli = run(
             &["txpace", "--commitment", "processed", "send", "a.b64"],

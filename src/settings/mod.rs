@@ -11,6 +11,7 @@
 //! fanout = 2
 //! resend_interval = "4s"       # slots (10) or a time ("4s", "1500ms")
 //! send_timeout = 5
+//! catch_up = false             # hold the pace strictly after an outage
 //!
 //! [dashboard]
 //! theme = "light"              # auto | dark | light
@@ -57,6 +58,7 @@ pub struct Settings {
     pub fanout: Option<usize>,
     pub resend_interval: Option<ResendInterval>,
     pub send_timeout: Option<f64>,
+    pub catch_up: Option<bool>,
     pub theme: Option<ThemeName>,
     pub mouse: Option<bool>,
     /// The `[keys]` entries as written: action name and key names.
@@ -139,6 +141,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Settings, SettingsError> {
         fanout: file.send.fanout,
         resend_interval: file.send.resend_interval,
         send_timeout: file.send.send_timeout,
+        catch_up: file.send.catch_up,
         theme: file.dashboard.theme,
         mouse: file.dashboard.mouse,
         keys,
@@ -182,6 +185,8 @@ struct SendSection {
     resend_interval: Option<ResendInterval>,
     #[serde(default, deserialize_with = "de::send_timeout")]
     send_timeout: Option<f64>,
+    #[serde(default)]
+    catch_up: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
