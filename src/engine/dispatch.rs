@@ -67,6 +67,8 @@ pub(super) struct Dispatcher {
     maxrate: Option<MaxRate>,
     /// Whether an outage's owed sends are made up (`--no-catch-up` says not).
     catch_up: bool,
+    /// The leaders give us an unstaked peer's budget (as the last control step heard).
+    unstaked: bool,
     /// Since when sends have been due with no leader to take them, and whether a leader
     /// throttled us meanwhile (then nothing is owed: it told us its limit). It ends when a
     /// leader accepts a stream again, not when a probe goes out: the probes of a long outage
@@ -97,27 +99,25 @@ impl Dispatcher {
             RateTarget::Fixed(r) => (r, None),
             RateTarget::Max => (maxrate::START_RATE, Some(MaxRate::default())),
         };
-        let mut pacer = Pacer::new(rate, start);
-        let catch_up = cfg.catch_up && maxrate.is_none();
-        if catch_up {
-            pacer.set_catch_up(CATCH_UP);
-        }
-        Self {
+        let mut dispatcher = Self {
             batch,
             transport,
             updates,
             send_timeout: cfg.send_timeout,
             resend_interval: cfg.resend_interval,
             target: cfg.rate,
-            pacer,
+            pacer: Pacer::new(rate, start),
             maxrate,
             catch_up: cfg.catch_up,
+            unstaked: false,
             held: None,
             refused_until: None,
             fresh: (0..txs as u32).collect(),
             resends: BinaryHeap::new(),
             rounds: HashMap::new(),
-        }
+        };
+        dispatcher.apply_catch_up();
+        dispatcher
     }
 
     /// Every transaction has gone out at least once: what is left is waiting on the chain.
@@ -147,17 +147,15 @@ impl Dispatcher {
                 self.target = RateTarget::Fixed(r);
                 self.maxrate = None;
                 self.pacer.set_rate(r, now);
-                self.pacer
-                    .set_catch_up(if self.catch_up { CATCH_UP } else { 1.0 });
+                self.apply_catch_up();
                 log::info!("target rate set to {r} tx/s");
             }
             RateTarget::Max => {
                 self.target = RateTarget::Max;
                 let m = MaxRate::default();
                 self.pacer.set_rate(m.rate(), now);
-                // The closed loop sends as fast as the leaders take: nothing to make up.
-                self.pacer.set_catch_up(1.0);
                 self.maxrate = Some(m);
+                self.apply_catch_up();
                 log::info!("target rate set to max (closed loop)");
             }
         }
@@ -186,17 +184,26 @@ impl Dispatcher {
             }
             let rate = m.evaluate(unconfirmed, achieved);
             self.pacer.set_rate(rate, now);
-        } else if self.catch_up {
-            // Unstaked, a leader takes a known number of streams a second: catching up above
-            // the plateau the closed loop keeps would only buy refused streams.
-            let factor = if unstaked_quic {
-                let ceiling = maxrate::UNSTAKED_BUDGET * maxrate::PLATEAU;
-                CATCH_UP.min(ceiling / self.pacer.rate())
-            } else {
-                CATCH_UP
-            };
-            self.pacer.set_catch_up(factor);
         }
+        self.unstaked = unstaked_quic;
+        self.apply_catch_up();
+    }
+
+    /// Tells the pacer how much faster than the pace owed sends are made up now: not at all
+    /// under `--no-catch-up` or the closed loop (which sends as fast as the leaders take
+    /// anyway), else [`CATCH_UP`] — for an unstaked peer no faster than the plateau the closed
+    /// loop keeps under a leader's budget, above which catching up would only buy refused
+    /// streams.
+    fn apply_catch_up(&mut self) {
+        let factor = if !self.catch_up || self.maxrate.is_some() {
+            1.0
+        } else if self.unstaked {
+            let ceiling = maxrate::UNSTAKED_BUDGET * maxrate::PLATEAU;
+            CATCH_UP.min(ceiling / self.pacer.rate())
+        } else {
+            CATCH_UP
+        };
+        self.pacer.set_catch_up(factor);
     }
 
     /// `id` was sent by an earlier run: it is due again one resend interval from now.
@@ -225,14 +232,15 @@ impl Dispatcher {
         store: &TxStore,
         leaders: &LeaderBook,
     ) -> Option<Instant> {
-        let resend_at = self.next_resend_due(store);
-        let work_at = if !self.fresh.is_empty() {
+        let work_at = if self.fresh.is_empty() {
+            self.next_resend_due(store)
+        } else {
             // Queued transactions the node refused a moment ago are looked at again shortly,
             // not on every turn of the loop; a due resend goes meanwhile.
-            let fresh_at = self.refused_until.filter(|t| *t > now).unwrap_or(now);
-            Some(resend_at.map_or(fresh_at, |r| r.min(fresh_at)))
-        } else {
-            resend_at
+            match self.refused_until.filter(|t| *t > now) {
+                None => Some(now),
+                Some(t) => Some(self.next_resend_due(store).map_or(t, |r| r.min(t))),
+            }
         }?;
         let due = work_at.max(self.pacer.next_at());
         if leaders.nowhere_to_send(now) {

@@ -178,6 +178,9 @@ impl Handoff {
     }
 }
 
+/// Why a stream failed when its connection was given up (see [`Transport::abandon`]).
+pub const ABANDONED: &str = "given up: no answer on it, reconnecting";
+
 /// Sends one wire transaction to one TPU address.
 pub trait Transport: Send + Sync + 'static {
     /// Sends `wire` on its own stream, marking `handoff` when it is written. The caller bounds

@@ -26,7 +26,9 @@ use solana_pubkey::Pubkey;
 use solana_signature::Signature;
 use tokio::time::Instant;
 
-use super::net::{Chain, ChainError, ChainStatus, Handoff, LinkState, SendError, Transport};
+use super::net::{
+    ABANDONED, Chain, ChainError, ChainStatus, Handoff, LinkState, SendError, Transport,
+};
 use crate::{config::Commitment, source::LoadedTx};
 
 pub const SLOT: Duration = Duration::from_millis(400);
@@ -535,9 +537,7 @@ impl Transport for SimCluster {
                     tokio::pin!(notified);
                     notified.as_mut().enable();
                     if me.abandons(addr) != seen {
-                        return Err(SendError::Connection(
-                            "given up: no answer on it, reconnecting".into(),
-                        ));
+                        return Err(SendError::Connection(ABANDONED.into()));
                     }
                     notified.await;
                 }

@@ -29,7 +29,7 @@ use quinn::{
 use solana_keypair::Keypair;
 use solana_tls_utils::{QuicClientCertificate, tls_client_config_builder};
 
-use super::net::{Handoff, LinkState, SendError, Transport};
+use super::net::{ABANDONED, Handoff, LinkState, SendError, Transport};
 
 /// ALPN of the Solana TPU's QUIC server.
 pub const ALPN_TPU: &[u8] = b"solana-tpu";
@@ -237,9 +237,7 @@ fn classify(err: &ConnectionError) -> SendError {
         ConnectionError::TimedOut => SendError::Connection("timed out".into()),
         // Only an abandoned connection has streams left when we close it (eviction waits
         // for none).
-        ConnectionError::LocallyClosed => {
-            SendError::Connection("given up: no answer on it, reconnecting".into())
-        }
+        ConnectionError::LocallyClosed => SendError::Connection(ABANDONED.into()),
         other => SendError::Connection(other.to_string()),
     }
 }
