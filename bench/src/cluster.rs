@@ -25,7 +25,7 @@ use txpace::validator::{Localnet, LocalnetOptions};
 use crate::{
     agave_child,
     chain::{fund_payer, landed_slots, per_leader, report_signatures, signatures_since},
-    measure::Usage,
+    measure::{self, Usage},
     send::{Endpoint, generate, tempfile_dir, txpace_send},
 };
 
@@ -187,9 +187,7 @@ fn contender(
         wall_s: usage.wall_s,
         cpu_s: usage.cpu_s,
         sends,
-        sends_per_landed: sends
-            .filter(|_| landed > 0)
-            .map(|s| s as f64 / landed as f64),
+        sends_per_landed: measure::per_landed(sends, landed),
         landed_per_node,
     }
 }

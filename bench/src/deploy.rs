@@ -215,9 +215,7 @@ fn agave_deploy(v: &LocalValidator, program: &Path) -> Result<Contender> {
         writes,
         landed_writes: landed,
         sends,
-        sends_per_landed: sends
-            .filter(|_| landed > 0)
-            .map(|s| s as f64 / landed as f64),
+        sends_per_landed: measure::per_landed(sends, landed),
         deployed: done.status.success() && done.stdout.lines().any(|l| l.starts_with("deployed ")),
     })
 }

@@ -31,7 +31,7 @@ use txpace::validator::{LocalValidator, Localnet, LocalnetOptions, ValidatorOpti
 use crate::{
     agave_child,
     chain::{fund_payer, landed_slots, report_signatures, signatures_since},
-    measure::Usage,
+    measure::{self, Usage},
     send::{Endpoint, generate, tempfile_dir, txpace_run},
 };
 
@@ -158,23 +158,20 @@ pub fn run(args: Args) -> Result<()> {
             .start()
             .map_err(|e| anyhow!("{e}"))?;
         let ep = Endpoint::of_validator(&v);
-        let payer = fund_payer(&v.rpc_client(), v.mint_keypair(), &dir, "agave-payer.json")?;
+        let (payer, keypair) =
+            fund_payer(&v.rpc_client(), v.mint_keypair(), &dir, "agave-payer.json")?;
+        let ctx = Ctx {
+            ep: &ep,
+            dir: &dir,
+            payer: (&payer.pubkey(), &keypair),
+            count: args.count,
+        };
+        let mut stage = Stage::Validator(&mut v);
         for fault in [Fault::Freeze, Fault::Restart]
             .into_iter()
             .filter(|f| wanted(*f))
         {
-            for round in 1..=args.rounds {
-                for sender in order(round) {
-                    let mut stage = Stage::Validator(&mut v);
-                    let ctx = Ctx {
-                        ep: &ep,
-                        dir: &dir,
-                        payer: (&payer.0.pubkey(), &payer.1),
-                        count: args.count,
-                    };
-                    runs.push(one(&ctx, fault, round, sender, &mut stage)?);
-                }
-            }
+            runs.extend(every_round(&ctx, fault, args.rounds, &mut stage)?);
         }
     }
     if wanted(Fault::Blackout) {
@@ -186,30 +183,37 @@ pub fn run(args: Args) -> Result<()> {
         })
         .map_err(|e| anyhow!("{e}"))?;
         let ep = Endpoint::of_cluster(&cluster);
-        let payer = fund_payer(
+        let (payer, keypair) = fund_payer(
             &cluster.rpc_client(),
             cluster.mint_keypair(),
             &dir,
             "agave-payer-1.json",
         )?;
-        for round in 1..=args.rounds {
-            for sender in order(round) {
-                let mut stage = Stage::Cluster(&mut cluster);
-                let ctx = Ctx {
-                    ep: &ep,
-                    dir: &dir,
-                    payer: (&payer.0.pubkey(), &payer.1),
-                    count: args.count,
-                };
-                runs.push(one(&ctx, Fault::Blackout, round, sender, &mut stage)?);
-            }
-        }
+        let ctx = Ctx {
+            ep: &ep,
+            dir: &dir,
+            payer: (&payer.pubkey(), &keypair),
+            count: args.count,
+        };
+        let mut stage = Stage::Cluster(&mut cluster);
+        runs.extend(every_round(&ctx, Fault::Blackout, args.rounds, &mut stage)?);
     }
     print_table(&runs, args.count);
     if let Some(path) = args.json {
         std::fs::write(&path, serde_json::to_string_pretty(&runs)?)?;
     }
     Ok(())
+}
+
+/// Every round of `fault` through both senders on `stage`.
+fn every_round(ctx: &Ctx, fault: Fault, rounds: u32, stage: &mut Stage) -> Result<Vec<Run>> {
+    let mut runs = Vec::new();
+    for round in 1..=rounds {
+        for sender in order(round) {
+            runs.push(one(ctx, fault, round, sender, stage)?);
+        }
+    }
+    Ok(runs)
 }
 
 /// Each round starts with the other sender, so neither always meets the validator first.
@@ -268,9 +272,7 @@ fn one(ctx: &Ctx, fault: Fault, round: u32, sender: Sender, stage: &mut Stage) -
         wall_s: usage.wall_s,
         cpu_s: usage.cpu_s,
         sends,
-        sends_per_landed: sends
-            .filter(|_| landed > 0)
-            .map(|s| s as f64 / landed as f64),
+        sends_per_landed: measure::per_landed(sends, landed),
     })
 }
 

@@ -95,6 +95,14 @@ fn wait(mut child: Child, started: Instant) -> Result<Finished> {
     })
 }
 
+/// Sends per landed transaction, counted the same way for every contender; `None` when the
+/// sends were not counted or nothing landed.
+pub fn per_landed(sends: Option<u64>, landed: u64) -> Option<f64> {
+    sends
+        .filter(|_| landed > 0)
+        .map(|s| s as f64 / landed as f64)
+}
+
 /// The `txpace` binary built beside this bench (same target directory and profile): the
 /// contender is measured as the program users run.
 pub fn txpace_bin() -> Result<PathBuf> {
