@@ -10,6 +10,7 @@ mod faults;
 mod measure;
 mod routes;
 mod send;
+mod terminal;
 
 use clap::{Parser, Subcommand};
 

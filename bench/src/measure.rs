@@ -53,22 +53,32 @@ where
     })
 }
 
-fn wait(mut child: Child, started: Instant) -> Result<Finished> {
+/// Waits for `child` and measures it; its standard output and error, where piped, are read to
+/// the end (on threads, so a chatty child never blocks on a full pipe).
+pub(crate) fn wait(mut child: Child, started: Instant) -> Result<Finished> {
     use std::io::Read;
     let pid = child.id() as libc::pid_t;
-    // Drain the pipes on threads so a chatty child never blocks on a full pipe.
-    let mut out_pipe = child.stdout.take().context("stdout pipe")?;
-    let mut err_pipe = child.stderr.take().context("stderr pipe")?;
-    let out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out_pipe.read_to_string(&mut s);
-        s
-    });
-    let err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err_pipe.read_to_string(&mut s);
-        s
-    });
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_string(&mut s);
+            }
+            s
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let mut status: libc::c_int = 0;
     // SAFETY: rusage is plain old data, filled in by the kernel.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };

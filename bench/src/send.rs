@@ -28,6 +28,7 @@ use txpace::validator::{LocalValidator, Localnet, ValidatorOptions};
 use crate::{
     agave_metrics::MetricsSink,
     measure::{self, Usage, txpace_bin},
+    terminal,
 };
 
 const CU_PRICE: u64 = 1_000_000;
@@ -74,10 +75,22 @@ pub struct AgaveArgs {
 /// The connection cache name whose points `--count-sends` sums.
 const AGAVE_SEND_CACHE: &str = "txpace-bench-agave-send";
 
+/// Who sent a round of the founding workload.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Sender {
+    /// `txpace send --no-tui`.
+    Headless,
+    /// `txpace send` drawing its dashboard in a terminal.
+    Dashboard,
+    Agave,
+}
+
 #[derive(Debug, Serialize)]
 struct Contender {
     /// Which round of the founding workload, from 1.
     round: u32,
+    sender: Sender,
     name: String,
     landed: u64,
     total: u64,
@@ -204,6 +217,32 @@ where
     })
 }
 
+/// Runs `txpace send` with its dashboard in a terminal (see [`terminal`]) until the run is
+/// done; returns its measured usage, report, and the bytes it drew.
+fn txpace_dashboard(v: &Endpoint, file: &Path, extra: &[&str]) -> Result<(Usage, Value, u64)> {
+    let report = file.with_extension("report.json");
+    let mut cmd = Command::new(txpace_bin()?);
+    cmd.args(["send", "--exit-when-done", "--url", &v.rpc, "--ws", &v.ws])
+        .arg(file)
+        .arg("--report")
+        .arg(&report)
+        .args(extra)
+        .env("TERM", "xterm-256color");
+    let drawn = terminal::run_in_terminal(&mut cmd)?;
+    let text = std::fs::read_to_string(&report).with_context(|| {
+        format!(
+            "no report from txpace send with its dashboard (exit {:?}): {}",
+            drawn.finished.status.code(),
+            drawn.finished.stderr
+        )
+    })?;
+    Ok((
+        drawn.finished.usage,
+        serde_json::from_str(&text)?,
+        drawn.bytes,
+    ))
+}
+
 fn u(v: &Value) -> u64 {
     v.as_u64().unwrap_or(0)
 }
@@ -255,16 +294,17 @@ pub fn run(args: Args) -> Result<()> {
     let n = args.count;
     let mut founding = Vec::new();
     // Each sender several times, the order alternating, so that neither always meets the
-    // validator fresher (or more loaded) than the other.
+    // validator fresher (or more loaded) than the other; the dashboard run sits between.
     for round in 1..=args.rounds {
         let txpace_first = round % 2 == 1;
         if txpace_first || args.no_agave {
-            founding.push(founding_txpace(&ep, &dir, n, round)?);
+            founding.push(founding_txpace(&ep, &dir, n, round, Sender::Headless)?);
         }
+        founding.push(founding_txpace(&ep, &dir, n, round, Sender::Dashboard)?);
         if !args.no_agave {
             founding.push(founding_agave(&ep, n, round)?);
             if !txpace_first {
-                founding.push(founding_txpace(&ep, &dir, n, round)?);
+                founding.push(founding_txpace(&ep, &dir, n, round, Sender::Headless)?);
             }
         }
     }
@@ -326,14 +366,35 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// One round of the founding workload through txpace at 100 tx/s.
-fn founding_txpace(v: &Endpoint, dir: &Path, n: usize, round: u32) -> Result<Contender> {
-    let file = generate(v, dir, &format!("founding-{round}.b64"), n, 1)?;
-    let (usage, report) = txpace_send(v, &file, &["--rate", "100"])?;
+/// One round of the founding workload through txpace at 100 tx/s, headless or drawing its
+/// dashboard.
+fn founding_txpace(
+    v: &Endpoint,
+    dir: &Path,
+    n: usize,
+    round: u32,
+    sender: Sender,
+) -> Result<Contender> {
+    let (usage, report, name) = if sender == Sender::Dashboard {
+        let file = generate(v, dir, &format!("founding-{round}-dashboard.b64"), n, 1)?;
+        let (usage, report, bytes) = txpace_dashboard(v, &file, &["--rate", "100"])?;
+        let name = format!(
+            "txpace --rate 100, dashboard {}x{} ({} KB drawn)",
+            terminal::COLS,
+            terminal::ROWS,
+            bytes / 1000
+        );
+        (usage, report, name)
+    } else {
+        let file = generate(v, dir, &format!("founding-{round}.b64"), n, 1)?;
+        let (usage, report) = txpace_send(v, &file, &["--rate", "100"])?;
+        (usage, report, "txpace --rate 100".to_string())
+    };
     let s = &report["summary"];
     Ok(Contender {
         round,
-        name: "txpace --rate 100".into(),
+        sender,
+        name,
         landed: u(&s["confirmed"]),
         total: u(&s["total"]),
         vs_bound: usage.wall_s / (n as f64 / 100.0),
@@ -364,6 +425,7 @@ fn founding_agave(v: &Endpoint, n: usize, round: u32) -> Result<Contender> {
     }
     Ok(Contender {
         round,
+        sender: Sender::Agave,
         name: "Agave TpuClient send_and_confirm_messages_with_spinner".into(),
         landed,
         total: n as u64,
@@ -377,6 +439,77 @@ pub(crate) fn tempfile_dir() -> Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("txpace-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
+}
+
+/// txpace / Agave per round (headless, and with the dashboard), the spread over the rounds, and
+/// whether each goal held in every round.
+fn print_ratios(founding: &[Contender]) {
+    let rounds: std::collections::BTreeSet<u32> = founding.iter().map(|c| c.round).collect();
+    let of = |round: u32, sender: Sender| {
+        founding
+            .iter()
+            .find(|c| c.round == round && c.sender == sender)
+    };
+    let ratio = |a: f64, b: f64| a / b.max(0.001);
+    // (wall, CPU, memory) of headless txpace, and CPU with the dashboard, over Agave's.
+    let mut headless: Vec<[f64; 3]> = Vec::new();
+    let mut dashboard: Vec<f64> = Vec::new();
+    for round in rounds {
+        let Some(a) = of(round, Sender::Agave) else {
+            continue;
+        };
+        let mut line = format!("round {round}: txpace / Agave");
+        if let Some(t) = of(round, Sender::Headless) {
+            let r = [
+                ratio(t.usage.wall_s, a.usage.wall_s),
+                ratio(t.usage.cpu_s, a.usage.cpu_s),
+                ratio(t.usage.peak_rss_mb, a.usage.peak_rss_mb),
+            ];
+            line += &format!(" wall {:.3}, CPU {:.2}, memory {:.2}", r[0], r[1], r[2]);
+            headless.push(r);
+        }
+        if let Some(d) = of(round, Sender::Dashboard) {
+            let r = ratio(d.usage.cpu_s, a.usage.cpu_s);
+            line += &format!("; with the dashboard CPU {r:.2}");
+            dashboard.push(r);
+        }
+        println!("{line}");
+    }
+    let spread = |v: &[f64]| {
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    };
+    let column = |i: usize| headless.iter().map(|r| r[i]).collect::<Vec<_>>();
+    let (wall, cpu, mem) = (spread(&column(0)), spread(&column(1)), spread(&column(2)));
+    if !headless.is_empty() {
+        println!(
+            "over {} rounds: wall {:.3}–{:.3}, CPU {:.2}–{:.2}, memory {:.2}–{:.2}",
+            headless.len(),
+            wall.0,
+            wall.1,
+            cpu.0,
+            cpu.1,
+            mem.0,
+            mem.1
+        );
+    }
+    let goal = |what: &str, worst: f64, limit: f64, rounds: usize| {
+        if rounds > 0 {
+            let verdict = if worst <= limit { "met" } else { "NOT met" };
+            println!(
+                "goal {what} ≤ {limit:.1} × Agave in every round: {verdict} (worst {worst:.3})"
+            );
+        }
+    };
+    goal("wall", wall.1, 1.0, headless.len());
+    goal("CPU headless", cpu.1, 1.0, headless.len());
+    goal(
+        "CPU with the dashboard",
+        spread(&dashboard).1,
+        1.5,
+        dashboard.len(),
+    );
 }
 
 fn print_table(f: &Figures, n: usize) {
@@ -402,51 +535,7 @@ fn print_table(f: &Figures, n: usize) {
                 .map_or("n/a".to_string(), |v| format!("{v:.3}"))
         );
     }
-    // txpace / Agave per round, then the spread over the rounds.
-    let mut ratios: Vec<(f64, f64, f64)> = Vec::new();
-    for round in f
-        .founding
-        .iter()
-        .map(|c| c.round)
-        .collect::<std::collections::BTreeSet<_>>()
-    {
-        let of = |agave: bool| {
-            f.founding
-                .iter()
-                .find(|c| c.round == round && c.name.starts_with("Agave") == agave)
-        };
-        if let (Some(t), Some(a)) = (of(false), of(true)) {
-            let r = (
-                t.usage.wall_s / a.usage.wall_s.max(0.001),
-                t.usage.cpu_s / a.usage.cpu_s.max(0.001),
-                t.usage.peak_rss_mb / a.usage.peak_rss_mb.max(0.001),
-            );
-            println!(
-                "round {round}: txpace / Agave wall {:.3}, CPU {:.2}, memory {:.2}",
-                r.0, r.1, r.2
-            );
-            ratios.push(r);
-        }
-    }
-    if !ratios.is_empty() {
-        let spread = |pick: fn(&(f64, f64, f64)) -> f64| {
-            let v: Vec<f64> = ratios.iter().map(pick).collect();
-            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            (lo, hi)
-        };
-        let (w, c, m) = (spread(|r| r.0), spread(|r| r.1), spread(|r| r.2));
-        println!(
-            "over {} rounds: wall {:.3}–{:.3}, CPU {:.2}–{:.2}, memory {:.2}–{:.2}",
-            ratios.len(),
-            w.0,
-            w.1,
-            c.0,
-            c.1,
-            m.0,
-            m.1
-        );
-    }
+    print_ratios(&f.founding);
     println!(
         "\nPacing on the wire (streams by hand-off to QUIC; 1,000 tx/s with the staked identity)"
     );

@@ -27,6 +27,13 @@ use crate::{
     ui,
 };
 
+/// Threads that run the engine, its QUIC connections and RPC calls. One: the engine is one task
+/// and a send costs a fraction of a millisecond, so a second worker only added wake-ups between
+/// the two — a futex call and a context switch for most streams — which cost more CPU than
+/// the parallelism gave (see the README's CPU figures). The dashboard draws on the main thread
+/// and the journal writes on its own, so neither waits for this one.
+const ENGINE_WORKERS: usize = 1;
+
 /// What every engine-driving command sets up first: the QUIC identity, whether the dashboard
 /// runs, the log, and the async runtime.
 pub struct Session {
@@ -96,7 +103,7 @@ impl Session {
             log::info!("log file {}", f.display());
         }
         let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(ENGINE_WORKERS)
             .enable_all()
             .build()
             .context("starting the async runtime")?;

@@ -420,7 +420,11 @@ impl Engine {
             .control(unconfirmed, achieved, unstaked_quic, now);
     }
 
+    /// Publishes a snapshot, and hands the journal what happened since the last one.
     fn publish(&mut self) {
+        if let Err(why) = self.facts.flush() {
+            self.fail(why);
+        }
         let snap = self.build_snapshot();
         self.snapshot_tx.send_replace(Arc::new(snap));
     }
