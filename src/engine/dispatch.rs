@@ -1,6 +1,8 @@
 //! Deciding what to send when: the pacer (and the closed-loop [`MaxRate`] above it) sets the
 //! pace, never-sent transactions go in input order, resends come due on a heap, and each send
-//! goes to the leaders' current targets as one stream per leader, spawned off the loop.
+//! goes to the leaders' current targets as one stream per leader, off the loop: the streams of
+//! one wake-up together in one spawned task, so they are all written before QUIC sends (see
+//! [`SEND_TICK`]).
 
 use std::{
     cmp::Reverse,
@@ -9,6 +11,7 @@ use std::{
     time::Duration,
 };
 
+use futures::{StreamExt, future::BoxFuture, stream::FuturesUnordered};
 use tokio::{sync::mpsc, time::Instant};
 
 use super::{
@@ -25,6 +28,12 @@ use super::{
 
 /// Sends made in one wake-up at most; with the pacer's 50 ms catch-up this bounds a burst.
 const SENDS_PER_WAKE: usize = 64;
+/// Sends fall due at most this often: those due in between go out together on the next
+/// wake-up (the pacer keeps its deadlines, so the rate holds). Their streams leave in one
+/// datagram, acknowledged in one: at 100 tx/s that halves the packets each way and the
+/// engine's wake-ups, which were most of its CPU time, for 10 ms more on the wire on average.
+/// Well under the 100 ms windows a leader counts a peer's streams in.
+const SEND_TICK: Duration = Duration::from_millis(20);
 /// Never-sent transactions looked at per pick, at most, past those whose blockhash the node
 /// does not take now (they keep their place): bounds the work of a pick on a long queue.
 const FRESH_SCAN: usize = 256;
@@ -84,6 +93,8 @@ pub(super) struct Dispatcher {
     /// Streams of each transaction send still in flight, and whether one was accepted, by
     /// (id, round): a send reached no leader only when every stream failed.
     rounds: HashMap<(u32, usize), (usize, bool)>,
+    /// The last wake-up that sent (see [`SEND_TICK`]).
+    last_sent_at: Option<Instant>,
 }
 
 impl Dispatcher {
@@ -115,6 +126,7 @@ impl Dispatcher {
             fresh: (0..txs as u32).collect(),
             resends: BinaryHeap::new(),
             rounds: HashMap::new(),
+            last_sent_at: None,
         };
         dispatcher.apply_catch_up();
         dispatcher
@@ -252,7 +264,7 @@ impl Dispatcher {
             let until = leaders.next_backoff_end(now)?;
             return Some(until.max(due));
         }
-        Some(due)
+        Some(self.last_sent_at.map_or(due, |t| due.max(t + SEND_TICK)))
     }
 
     /// Drops stale heap entries and returns the earliest due resend.
@@ -331,24 +343,42 @@ impl Dispatcher {
         hold: &Hold,
     ) -> Vec<Sent> {
         let mut sent = Vec::new();
+        let mut streams = Vec::new();
         for _ in 0..SENDS_PER_WAKE {
-            match self.send_next(store, leaders, hold) {
-                Some(s) => sent.push(s),
+            match self.send_next(store, leaders, hold, &mut streams) {
+                Some(s) => {
+                    self.last_sent_at = Some(s.at);
+                    sent.push(s);
+                }
                 None => break,
             }
             if self.pacer.next_at() > Instant::now() {
                 break;
             }
         }
+        if !streams.is_empty() {
+            // One task writes every stream of this wake-up before the connection's driver runs,
+            // which then packs them into as few datagrams as fit; each stream's outcome is
+            // reported as soon as it is known.
+            let updates = self.updates.clone();
+            tokio::spawn(async move {
+                let mut streams: FuturesUnordered<_> = streams.into_iter().collect();
+                while let Some(done) = streams.next().await {
+                    let _ = updates.send(done);
+                }
+            });
+        }
         sent
     }
 
-    /// Sends the next transaction; `None` when there was nothing to send or nowhere to send it.
+    /// Sends the next transaction, its streams added to `streams`; `None` when there was
+    /// nothing to send or nowhere to send it.
     fn send_next(
         &mut self,
         store: &mut TxStore,
         leaders: &mut LeaderBook,
         hold: &Hold,
+        streams: &mut Vec<BoxFuture<'static, Update>>,
     ) -> Option<Sent> {
         let now = Instant::now();
         let targets = leaders.targets(now);
@@ -367,9 +397,9 @@ impl Dispatcher {
         let Some(wire) = store.record(id).map(|r| r.wire.clone()) else {
             return Some(sent);
         };
-        let streams = targets.iter().filter(|(_, a)| a.is_some()).count();
-        if streams > 0 {
-            self.rounds.insert((id, first_log), (streams, false));
+        let stream_count = targets.iter().filter(|(_, a)| a.is_some()).count();
+        if stream_count > 0 {
+            self.rounds.insert((id, first_log), (stream_count, false));
         }
         for (i, (leader, addr)) in targets.into_iter().enumerate() {
             let Some(addr) = addr else { continue };
@@ -378,14 +408,13 @@ impl Dispatcher {
             let handoff = Handoff::default();
             let send = self.transport.send(addr, wire.clone(), handoff.clone());
             let timeout = self.send_timeout;
-            let updates = self.updates.clone();
             let batch = self.batch;
-            tokio::spawn(async move {
+            streams.push(Box::pin(async move {
                 let result = match tokio::time::timeout(timeout, send).await {
                     Ok(r) => r,
                     Err(_) => Err(SendError::Timeout(timeout)),
                 };
-                let _ = updates.send(Update::SendDone(SendDone {
+                Update::SendDone(SendDone {
                     batch,
                     id,
                     round: first_log,
@@ -396,8 +425,8 @@ impl Dispatcher {
                     sent_at: now,
                     handed_at: handoff.at(),
                     result,
-                }));
-            });
+                })
+            }));
         }
         Some(sent)
     }

@@ -95,6 +95,10 @@ struct Backoff {
     level: u32,
     kind: StreamOutcome,
     reason: String,
+    /// The address answered a stream since the backoff ended. Until it has, it gets one stream
+    /// at a time — the probe — even where it answered before (a throttling leader does):
+    /// sends that fall due together must not all go to it at the end of its backoff.
+    answered_since: bool,
 }
 
 pub struct LeaderBook {
@@ -290,7 +294,11 @@ impl LeaderBook {
     }
 
     fn may_send(&self, addr: SocketAddr, now: Instant) -> bool {
-        !self.backing_off(addr, now) && self.liveness.may_send(addr, now)
+        let probing = self
+            .backoff
+            .get(&addr)
+            .is_some_and(|b| !b.answered_since && self.liveness.in_flight(addr) > 0);
+        !self.backing_off(addr, now) && !probing && self.liveness.may_send(addr, now)
     }
 
     /// Addresses worth connecting to ahead of their turn.
@@ -381,6 +389,12 @@ impl LeaderBook {
     ) -> StreamOutcome {
         let outcome = StreamOutcome::of(result);
         self.liveness.on_result(addr, outcome);
+        if matches!(outcome, StreamOutcome::Accepted | StreamOutcome::Throttled)
+            && let Some(b) = self.backoff.get_mut(&addr)
+            && b.until <= now
+        {
+            b.answered_since = true;
+        }
         let (Err(err), Some(base)) = (result, backoff_base(outcome)) else {
             // Success does not end a backoff: other streams of the same window may still be
             // stopped. An unused backoff is forgotten after a clean window (below).
@@ -401,6 +415,7 @@ impl LeaderBook {
                 level,
                 kind: outcome,
                 reason: err.to_string(),
+                answered_since: false,
             },
         );
         outcome
@@ -612,6 +627,34 @@ mod tests {
             book.next_backoff_end(much_later),
             Some(much_later + Duration::from_millis(100))
         );
+    }
+
+    /// A leader that throttled answers, so it is trusted with several streams at once — but
+    /// not at the end of its backoff: sends that fall due together go to it one at a time
+    /// until it answers again.
+    #[tokio::test(start_paused = true)]
+    async fn the_first_stream_after_a_backoff_goes_alone() {
+        let a = Pubkey::new_unique();
+        let mut book = LeaderBook::new(0, None);
+        book.set_slot(100);
+        book.add_schedule(100, &[a; 8]);
+        let addr = SocketAddr::from(([127, 0, 0, 1], 9000));
+        book.set_addresses(HashMap::from([(a, addr)]));
+        let now = Instant::now();
+        prove(&mut book, &[a], now);
+        let leaders_now = |book: &LeaderBook, t| book.targets(t).len();
+        book.on_sent(a, addr, now);
+        assert_eq!(leaders_now(&book, now), 1, "proven: a second stream may go");
+        let stop = Err(SendError::Throttled("stop".into()));
+        book.on_result(a, addr, &stop, Duration::ZERO, now);
+        assert_eq!(leaders_now(&book, now), 0, "backing off");
+        let after = now + Duration::from_millis(150);
+        assert_eq!(leaders_now(&book, after), 1, "the probe");
+        book.on_sent(a, addr, after);
+        assert_eq!(leaders_now(&book, after), 0, "the probe goes alone");
+        book.on_result(a, addr, &Ok(()), Duration::ZERO, after);
+        book.on_sent(a, addr, after);
+        assert_eq!(leaders_now(&book, after), 1, "answered: the pace again");
     }
 
     /// Each leader's address answers one stream: known to answer from then on.

@@ -54,6 +54,11 @@ impl Liveness {
         link.in_flight == 0 || (link.proven && !silent(link, now))
     }
 
+    /// Streams to `addr` waiting for an answer.
+    pub fn in_flight(&self, addr: SocketAddr) -> u32 {
+        self.links.get(&addr).map_or(0, |l| l.in_flight)
+    }
+
     /// Whether `addr` is known to answer: it answered a stream since its last failure and is
     /// not silent now. A send whose other targets are not known to answer is not counted on to
     /// reach anyone (see `LeaderBook::targets`).
