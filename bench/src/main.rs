@@ -8,6 +8,7 @@ mod cluster;
 mod deploy;
 mod faults;
 mod measure;
+mod profile;
 mod routes;
 mod send;
 mod terminal;
@@ -40,6 +41,8 @@ enum Bench {
     /// The founding workload's shape through a frozen validator, a cut TPU link and a restart,
     /// through txpace and Agave's TpuClient
     Faults(faults::Args),
+    /// Where txpace's CPU goes on the founding workload, from `perf record` (needs perf)
+    Profile(profile::Args),
     /// (internal) Agave's TpuClient as a measured child process
     #[command(hide = true)]
     AgaveSend(send::AgaveArgs),
@@ -52,6 +55,7 @@ fn main() -> anyhow::Result<()> {
         Bench::Routes(args) => routes::run(args),
         Bench::Cluster(args) => cluster::run(args),
         Bench::Faults(args) => faults::run(args),
+        Bench::Profile(args) => profile::run(args),
         Bench::AgaveSend(args) => send::agave_send(args),
     }
 }
