@@ -40,7 +40,10 @@ const PARTS: &[(&str, &[&str])] = &[
         &["Engine::run_batch"],
     ),
     ("journal writer thread", &["journal::writer::write_loop"]),
-    ("send tasks (the streams of a wake-up)", &["Dispatcher::send_next", "Dispatcher::send_due"]),
+    (
+        "send tasks (the streams of a wake-up)",
+        &["Dispatcher::send_next", "Dispatcher::send_due"],
+    ),
     (
         "QUIC connections (quinn, with their UDP sends)",
         &["ConnectionDriver"],
