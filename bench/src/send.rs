@@ -442,7 +442,10 @@ pub(crate) fn tempfile_dir() -> Result<PathBuf> {
 }
 
 /// txpace / Agave per round (headless, and with the dashboard), the spread over the rounds, and
-/// whether each goal held in every round.
+/// whether each goal held: wall time in every round (the goal says every time); CPU over the
+/// run's rounds together (the goal says every run of the benchmark), since on a machine the
+/// validator shares either sender's CPU varies from one round to the next by more than the
+/// two differ — the worst round is printed beside it.
 fn print_ratios(founding: &[Contender]) {
     let rounds: std::collections::BTreeSet<u32> = founding.iter().map(|c| c.round).collect();
     let of = |round: u32, sender: Sender| {
@@ -494,22 +497,39 @@ fn print_ratios(founding: &[Contender]) {
             mem.1
         );
     }
-    let goal = |what: &str, worst: f64, limit: f64, rounds: usize| {
-        if rounds > 0 {
-            let verdict = if worst <= limit { "met" } else { "NOT met" };
-            println!(
-                "goal {what} ≤ {limit:.1} × Agave in every round: {verdict} (worst {worst:.3})"
-            );
-        }
+    if !headless.is_empty() {
+        let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
+        println!(
+            "goal wall ≤ 1.0 × Agave in every round: {} (worst {:.3})",
+            verdict(wall.1 <= 1.0),
+            wall.1
+        );
+    }
+    // CPU of every round together, where the sender and Agave both ran.
+    let total = |sender: Sender| -> f64 {
+        founding
+            .iter()
+            .filter(|c| c.sender == sender && of(c.round, Sender::Agave).is_some())
+            .map(|c| c.usage.cpu_s)
+            .sum()
     };
-    goal("wall", wall.1, 1.0, headless.len());
-    goal("CPU headless", cpu.1, 1.0, headless.len());
-    goal(
-        "CPU with the dashboard",
-        spread(&dashboard).1,
-        1.5,
-        dashboard.len(),
-    );
+    let agave = total(Sender::Agave);
+    for (sender, what, limit, per_round) in [
+        (Sender::Headless, "CPU headless", 1.0, column(1)),
+        (Sender::Dashboard, "CPU with the dashboard", 1.5, dashboard),
+    ] {
+        if per_round.is_empty() || agave <= 0.0 {
+            continue;
+        }
+        let r = ratio(total(sender), agave);
+        let verdict = if r <= limit { "met" } else { "NOT met" };
+        println!(
+            "goal {what} ≤ {limit:.1} × Agave over this run's rounds together: {verdict} ({:.2} s / {:.2} s = {r:.3}; worst round {:.3})",
+            total(sender),
+            agave,
+            spread(&per_round).1
+        );
+    }
 }
 
 fn print_table(f: &Figures, n: usize) {
