@@ -39,6 +39,7 @@ use txpace::{
 
 use crate::agave_metrics::MetricsSink;
 use crate::measure::{self, Usage, txpace_bin};
+use crate::send::start_validator;
 
 /// Name of the Agave child's connection cache, and of the metrics points it reports.
 const AGAVE_CACHE: &str = "txpace-bench-agave-deploy";
@@ -90,10 +91,7 @@ pub fn run(args: Args) -> Result<()> {
         std::fs::read(&program).with_context(|| format!("reading {}", program.display()))?;
     let dir = std::env::temp_dir().join(format!("txpace-bench-deploy-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    eprintln!("starting solana-test-validator…");
-    let v = ValidatorOptions::default()
-        .start()
-        .map_err(|e| anyhow!("{e}"))?;
+    let v = start_validator(ValidatorOptions::default())?;
     let mut contenders = vec![txpace_deploy(&v, &dir, &program, "100")?];
     if !args.no_agave {
         contenders.push(agave_deploy(&v, &program)?);

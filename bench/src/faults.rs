@@ -32,7 +32,7 @@ use crate::{
     agave_child,
     chain::{fund_payer, landed_slots, report_signatures, signatures_since},
     measure::{self, Usage},
-    send::{Endpoint, generate, tempfile_dir, txpace_run},
+    send::{Endpoint, generate, start_validator, tempfile_dir, txpace_run},
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -152,11 +152,7 @@ pub fn run(args: Args) -> Result<()> {
     let dir = tempfile_dir()?;
     let mut runs = Vec::new();
     if wanted(Fault::Freeze) || wanted(Fault::Restart) {
-        eprintln!("starting solana-test-validator…");
-        let mut v = ValidatorOptions::default()
-            .ledger(dir.join("ledger"))
-            .start()
-            .map_err(|e| anyhow!("{e}"))?;
+        let mut v = start_validator(ValidatorOptions::default().ledger(dir.join("ledger")))?;
         let ep = Endpoint::of_validator(&v);
         let (payer, keypair) =
             fund_payer(&v.rpc_client(), v.mint_keypair(), &dir, "agave-payer.json")?;

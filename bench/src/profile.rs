@@ -14,7 +14,7 @@ use txpace::validator::ValidatorOptions;
 
 use crate::{
     measure::txpace_bin,
-    send::{Endpoint, generate, tempfile_dir},
+    send::{Endpoint, generate, start_validator, tempfile_dir},
 };
 
 #[derive(clap::Args)]
@@ -72,10 +72,7 @@ pub fn run(args: Args) -> Result<()> {
         bail!("perf is not installed: apt-get install linux-perf (Debian), then run this again");
     }
     let dir = tempfile_dir()?;
-    eprintln!("starting solana-test-validator…");
-    let v = ValidatorOptions::default()
-        .start()
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let v = start_validator(ValidatorOptions::default())?;
     let ep = Endpoint::of_validator(&v);
     let file = generate(&ep, &dir, "profile.b64", args.count, 1)?;
     let data = dir.join("perf.data");

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::{
     measure::Usage,
-    send::{Endpoint, generate, tempfile_dir, txpace_send},
+    send::{Endpoint, generate, start_validator, tempfile_dir, txpace_send},
 };
 use txpace::validator::ValidatorOptions;
 
@@ -48,10 +48,7 @@ pub fn run(args: Args) -> Result<()> {
         bail!("--rate must be a positive number of tx/s");
     }
     let dir = tempfile_dir()?;
-    eprintln!("starting solana-test-validator…");
-    let v = ValidatorOptions::default()
-        .start()
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let v = start_validator(ValidatorOptions::default())?;
     let ep = Endpoint::of_validator(&v);
     let bound = args.count as f64 / args.rate;
     let rate = args.rate.to_string();

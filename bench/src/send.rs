@@ -127,6 +127,13 @@ struct Figures {
     max_rate: Vec<MaxFigure>,
 }
 
+/// Starts the benchmark's `solana-test-validator` with `options`, saying so first (it takes a
+/// while).
+pub(crate) fn start_validator(options: ValidatorOptions) -> Result<LocalValidator> {
+    eprintln!("starting solana-test-validator…");
+    options.start().map_err(|e| anyhow::anyhow!("{e}"))
+}
+
 /// Where a benchmark sends: an RPC node, its websocket, and a funded keypair to sign with.
 pub(crate) struct Endpoint {
     pub rpc: String,
@@ -199,48 +206,54 @@ pub(crate) fn txpace_run<F>(
 where
     F: FnOnce(std::time::Instant) -> Result<()> + Send,
 {
+    let (mut cmd, report) = send_command(v, file, "--no-tui", extra)?;
+    let done = measure::run_during(&mut cmd, during)?;
+    eprintln!("{}", done.stdout.trim_end());
+    Ok(TxpaceRun {
+        usage: done.usage,
+        code: done.status.code(),
+        report: read_report(&report, &done)?,
+    })
+}
+
+/// `txpace send FILE` to `v` in `mode` (`--no-tui`, or `--exit-when-done` for the dashboard)
+/// with `extra`, and where its report goes.
+fn send_command(
+    v: &Endpoint,
+    file: &Path,
+    mode: &str,
+    extra: &[&str],
+) -> Result<(Command, PathBuf)> {
     let report = file.with_extension("report.json");
     let mut cmd = Command::new(txpace_bin()?);
-    cmd.args(["send", "--no-tui", "--url", &v.rpc, "--ws", &v.ws])
+    cmd.args(["send", mode, "--url", &v.rpc, "--ws", &v.ws])
         .arg(file)
         .arg("--report")
         .arg(&report)
         .args(extra);
-    let done = measure::run_during(&mut cmd, during)?;
-    eprintln!("{}", done.stdout.trim_end());
-    let text = std::fs::read_to_string(&report)
-        .with_context(|| format!("no report from txpace send: {}", done.stderr))?;
-    Ok(TxpaceRun {
-        usage: done.usage,
-        code: done.status.code(),
-        report: serde_json::from_str(&text)?,
-    })
+    Ok((cmd, report))
+}
+
+/// The report a finished `txpace send` wrote, or why there is none (its exit and messages).
+fn read_report(path: &Path, done: &measure::Finished) -> Result<Value> {
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "no report from txpace send (exit {:?}): {}",
+            done.status.code(),
+            done.stderr
+        )
+    })?;
+    Ok(serde_json::from_str(&text)?)
 }
 
 /// Runs `txpace send` with its dashboard in a terminal (see [`terminal`]) until the run is
 /// done; returns its measured usage, report, and the bytes it drew.
 fn txpace_dashboard(v: &Endpoint, file: &Path, extra: &[&str]) -> Result<(Usage, Value, u64)> {
-    let report = file.with_extension("report.json");
-    let mut cmd = Command::new(txpace_bin()?);
-    cmd.args(["send", "--exit-when-done", "--url", &v.rpc, "--ws", &v.ws])
-        .arg(file)
-        .arg("--report")
-        .arg(&report)
-        .args(extra)
-        .env("TERM", "xterm-256color");
+    let (mut cmd, report) = send_command(v, file, "--exit-when-done", extra)?;
+    cmd.env("TERM", "xterm-256color");
     let drawn = terminal::run_in_terminal(&mut cmd)?;
-    let text = std::fs::read_to_string(&report).with_context(|| {
-        format!(
-            "no report from txpace send with its dashboard (exit {:?}): {}",
-            drawn.finished.status.code(),
-            drawn.finished.stderr
-        )
-    })?;
-    Ok((
-        drawn.finished.usage,
-        serde_json::from_str(&text)?,
-        drawn.bytes,
-    ))
+    let report = read_report(&report, &drawn.finished)?;
+    Ok((drawn.finished.usage, report, drawn.bytes))
 }
 
 fn u(v: &Value) -> u64 {
@@ -286,10 +299,7 @@ fn wire_pace(report: &Value, target: f64) -> (f64, f64) {
 
 pub fn run(args: Args) -> Result<()> {
     let dir = tempfile_dir()?;
-    eprintln!("starting solana-test-validator…");
-    let v = ValidatorOptions::default()
-        .start()
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let v = start_validator(ValidatorOptions::default())?;
     let ep = Endpoint::of_validator(&v);
     let n = args.count;
     let mut founding = Vec::new();
@@ -521,11 +531,11 @@ fn print_ratios(founding: &[Contender]) {
         if per_round.is_empty() || agave <= 0.0 {
             continue;
         }
-        let r = ratio(total(sender), agave);
+        let cpu = total(sender);
+        let r = ratio(cpu, agave);
         let verdict = if r <= limit { "met" } else { "NOT met" };
         println!(
-            "goal {what} ≤ {limit:.1} × Agave over this run's rounds together: {verdict} ({:.2} s / {:.2} s = {r:.3}; worst round {:.3})",
-            total(sender),
+            "goal {what} ≤ {limit:.1} × Agave over this run's rounds together: {verdict} ({cpu:.2} s / {:.2} s = {r:.3}; worst round {:.3})",
             agave,
             spread(&per_round).1
         );
