@@ -59,6 +59,12 @@ fn leaders_rotate_on_screen_landings_are_attributed_a_bad_leader_is_routed_aroun
         ..LocalnetOptions::default()
     })
     .unwrap_or_else(|e| panic!("{e}"));
+    if let Some(log) = cluster.forked_start() {
+        eprintln!(
+            "the first start's nodes forked and rooted nothing (log {}); this is a second",
+            log.display()
+        );
+    }
     eprintln!(
         "cluster of {} nodes ready in {:.1} s",
         cluster.nodes().len(),

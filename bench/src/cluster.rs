@@ -95,6 +95,12 @@ pub fn run(args: Args) -> Result<()> {
         ..LocalnetOptions::default()
     })
     .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if let Some(log) = cluster.forked_start() {
+        eprintln!(
+            "the first start's nodes forked (log {}); the cluster is a second start",
+            log.display()
+        );
+    }
     let cost = cluster_cost(&cluster, args.nodes, Duration::from_secs(args.idle_s))?;
     let ep = Endpoint::of_cluster(&cluster);
     let rpc = RpcClient::new_with_commitment(

@@ -171,18 +171,53 @@ fn cluster_config(shape: &Shape, keys: &[ValidatorKeys]) -> ClusterConfig {
     }
 }
 
+/// Slots the cluster may reach with nothing rooted before its start counts as stalled: a root
+/// needs 32 votes stacked on a slot, so a healthy start roots by slot 40 or so; four times the
+/// 32 leaves room for a slow machine.
+pub const BOOT_STALL_SLOT: u64 = 4 * 32;
+/// The same in time, for a stall in which the slots stop too: a healthy start roots 10 to 20 s
+/// after every node lists every node, 30 s on 2 busy cores.
+pub const BOOT_STALL_WAIT: Duration = Duration::from_secs(120);
+
+/// The start forked and cannot recover: with three equal stakes a root needs all three nodes on
+/// one fork (two are exactly 2/3, and Agave's vote threshold asks for more than 2/3), so a node
+/// that began producing alone while the others were still starting can stall it for good. A new
+/// cluster, whose nodes start afresh, usually comes up; `main` exits with its own code for it.
+#[derive(Debug)]
+pub struct BootStalled {
+    pub slot: u64,
+    pub waited: Duration,
+}
+
+impl std::fmt::Display for BootStalled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the nodes forked while starting: {} s after they all met, node 0 is at slot {} and \
+             no slot is rooted (the log shows PARTITION DETECTED); a new cluster usually starts \
+             cleanly",
+            self.waited.as_secs(),
+            self.slot
+        )
+    }
+}
+
+impl std::error::Error for BootStalled {}
+
 /// Waits until every node's RPC answers and the cluster has rooted a slot: votes land, so the
-/// cluster makes progress and confirms.
-pub fn wait_ready(nodes: &[NodeEntry], timeout: Duration) -> Result<()> {
-    let deadline = Instant::now() + timeout;
+/// cluster makes progress and confirms. Gives up `limit` after `started` (the process's start,
+/// so the limit covers the nodes' own start too), or with [`BootStalled`] when nothing is rooted
+/// by [`BOOT_STALL_SLOT`] or [`BOOT_STALL_WAIT`].
+pub fn wait_ready(nodes: &[NodeEntry], started: Instant, limit: Duration) -> Result<()> {
+    let deadline = started + limit;
+    let late = |what: String| anyhow!("{what} within {} s of the start", limit.as_secs());
     for node in nodes {
         let rpc = RpcClient::new_with_commitment(node.rpc.clone(), CommitmentConfig::processed());
         wait_for(deadline, || rpc.get_slot().is_ok_and(|slot| slot >= 1)).map_err(|()| {
-            anyhow!(
-                "node {} did not answer getSlot at {} within {timeout:?}",
-                node.identity,
-                node.rpc
-            )
+            late(format!(
+                "node {} did not answer getSlot at {}",
+                node.identity, node.rpc
+            ))
         })?;
     }
     // Clients learn TPU addresses from getClusterNodes: every node must list every node at the
@@ -199,16 +234,35 @@ pub fn wait_ready(nodes: &[NodeEntry], timeout: Duration) -> Result<()> {
             })
         })
         .map_err(|()| {
-            anyhow!(
-                "node {} did not list every node's TPU QUIC address within {timeout:?}",
+            late(format!(
+                "node {} did not list every node's TPU QUIC address",
                 node.identity
-            )
+            ))
         })?;
     }
     let first = nodes.first().ok_or_else(|| anyhow!("no nodes"))?;
-    let rpc = RpcClient::new_with_commitment(first.rpc.clone(), CommitmentConfig::finalized());
-    wait_for(deadline, || rpc.get_slot().is_ok_and(|slot| slot >= 1))
-        .map_err(|()| anyhow!("the cluster rooted no slot within {timeout:?}"))
+    let rpc = RpcClient::new(first.rpc.clone());
+    let met = Instant::now();
+    let mut stalled = None;
+    wait_for(deadline, || {
+        let rooted = rpc
+            .get_slot_with_commitment(CommitmentConfig::finalized())
+            .is_ok_and(|slot| slot >= 1);
+        if !rooted {
+            let tip = rpc
+                .get_slot_with_commitment(CommitmentConfig::processed())
+                .unwrap_or(0);
+            let waited = met.elapsed();
+            stalled = (tip >= BOOT_STALL_SLOT || waited >= BOOT_STALL_WAIT)
+                .then_some(BootStalled { slot: tip, waited });
+        }
+        rooted || stalled.is_some()
+    })
+    .map_err(|()| late("the cluster rooted no slot".to_string()))?;
+    match stalled {
+        Some(stall) => Err(stall.into()),
+        None => Ok(()),
+    }
 }
 
 fn wait_for(deadline: Instant, mut ready: impl FnMut() -> bool) -> Result<(), ()> {

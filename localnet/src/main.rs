@@ -11,7 +11,8 @@
 //! ```
 //!
 //! Exit codes: 0 after a clean stop on a signal, 1 when the cluster cannot start, 2 on bad
-//! arguments.
+//! arguments, 3 when the nodes forked while starting and nothing was rooted (see
+//! [`cluster::BootStalled`]: a new start usually succeeds, and txpace makes one).
 
 mod cluster;
 mod control;
@@ -36,6 +37,8 @@ use signal_hook::{
 use solana_keypair::write_keypair_file;
 
 const MINT_FILE: &str = "mint.json";
+/// The exit code of a start that forked and stalled ([`cluster::BootStalled`]).
+const BOOT_STALLED_EXIT: u8 = 3;
 
 /// Several staked Agave 4.0 validators on 127.0.0.1 for txpace's leader-rotation tests.
 #[derive(Debug, Parser)]
@@ -68,7 +71,7 @@ struct Args {
     /// never leaves a cluster running behind it, even when it is killed.
     #[arg(long)]
     stop_on_eof: bool,
-    /// Seconds allowed from start until every node answers and a slot is rooted.
+    /// Seconds allowed from the process's start until every node answers and a slot is rooted.
     #[arg(long, default_value_t = 180)]
     startup_timeout: u64,
 }
@@ -79,7 +82,11 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("txpace-localnet: {error:#}");
-            ExitCode::from(1)
+            if error.downcast_ref::<cluster::BootStalled>().is_some() {
+                ExitCode::from(BOOT_STALLED_EXIT)
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
 }
@@ -141,7 +148,11 @@ fn serve(
     } else {
         Vec::new()
     };
-    cluster::wait_ready(&running.nodes, Duration::from_secs(args.startup_timeout))?;
+    cluster::wait_ready(
+        &running.nodes,
+        started,
+        Duration::from_secs(args.startup_timeout),
+    )?;
     // Again, for any polling thread a node started after its own start.
     lower_pollers();
     if let Some(signal) = signals.pending().next() {

@@ -51,6 +51,12 @@ impl Chain {
             ..LocalnetOptions::default()
         })
         .context("starting the local cluster")?;
+        if let Some(log) = cluster.forked_start() {
+            eprintln!(
+                "the first start's nodes forked and rooted nothing (log {}); started a new cluster",
+                log.display()
+            );
+        }
         eprintln!(
             "cluster ready in {:.1} s; sending through node 0's RPC {} (log {}):",
             cluster.startup_time().as_secs_f64(),

@@ -29,7 +29,7 @@ use solana_rpc_client::rpc_client::RpcClient;
 
 use super::{
     ValidatorError,
-    files::{TempDir, read_keypair, tail_lines},
+    files::{TempDir, keep_beside, read_keypair, tail_lines},
     locate::{LOCALNET, locate_program},
 };
 
@@ -75,6 +75,8 @@ pub struct LocalnetOptions {
     /// Relays in front of every TPU, so [`Localnet::blackhole`] can cut one leader.
     pub tpu_relay: bool,
     pub startup_timeout: Duration,
+    /// The `txpace-localnet` to run; `None` finds it as [`locate_program`] does.
+    pub program: Option<PathBuf>,
 }
 
 impl Default for LocalnetOptions {
@@ -83,9 +85,15 @@ impl Default for LocalnetOptions {
             nodes: 3,
             tpu_relay: false,
             startup_timeout: DEFAULT_CLUSTER_STARTUP,
+            program: None,
         }
     }
 }
+
+/// The exit code with which `txpace-localnet` says its nodes forked while starting and rooted
+/// nothing (three equal stakes need all three nodes on one fork to root); a new start usually
+/// comes up, so [`Localnet::start`] makes one.
+const FORKED_AT_START: i32 = 3;
 
 /// A running `txpace-localnet`, stopped (and waited for) when dropped.
 #[derive(Debug)]
@@ -98,13 +106,41 @@ pub struct Localnet {
     mint_path: PathBuf,
     log: PathBuf,
     startup_time: Duration,
+    /// The kept log of a first start that forked and was replaced by this one.
+    forked_start: Option<PathBuf>,
     /// Declared last so it is removed after the process is gone.
     temp: TempDir,
 }
 
 impl Localnet {
+    /// Starts a cluster and waits until it is ready. A start whose nodes forked (see
+    /// [`FORKED_AT_START`]) is replaced by one more; [`Localnet::forked_start`] then names the
+    /// first one's log, and the startup time counts both.
     pub fn start(options: LocalnetOptions) -> Result<Self, ValidatorError> {
-        let program = locate_program(&LOCALNET)?;
+        let started = Instant::now();
+        let mut localnet = match Self::start_once(&options) {
+            Err(ValidatorError::ClusterForked { log, .. }) => match Self::start_once(&options) {
+                Ok(mut second) => {
+                    second.forked_start = Some(log);
+                    second
+                }
+                Err(e) => {
+                    // The second start's error names its own log, which tells the same.
+                    let _ = std::fs::remove_file(log);
+                    return Err(e);
+                }
+            },
+            other => other?,
+        };
+        localnet.startup_time = started.elapsed();
+        Ok(localnet)
+    }
+
+    fn start_once(options: &LocalnetOptions) -> Result<Self, ValidatorError> {
+        let program = match &options.program {
+            Some(program) => program.clone(),
+            None => locate_program(&LOCALNET)?,
+        };
         let temp = TempDir::new("txpace-localnet")?;
         let dir = temp.path().to_path_buf();
         let log = dir.join("localnet.log");
@@ -155,12 +191,13 @@ impl Localnet {
             mint_path: PathBuf::new(),
             log,
             startup_time: Duration::ZERO,
+            forked_start: None,
             temp,
         };
-        // A margin over the cluster's own limit, so its error (the better message) comes first.
+        // A margin over the cluster's own limit (counted from its start too), so its error,
+        // which names what it was waiting for, comes first.
         localnet.wait_ready(started, options.startup_timeout + Duration::from_secs(30))?;
         localnet.read_manifest()?;
-        localnet.startup_time = started.elapsed();
         Ok(localnet)
     }
 
@@ -172,18 +209,16 @@ impl Localnet {
                 Err(RecvTimeoutError::Disconnected) => {}
             }
             if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(ValidatorError::ClusterExited {
-                    status,
-                    log: self.log.clone(),
-                    tail: self.tail(),
+                let (log, tail) = self.keep_log();
+                return Err(if status.code() == Some(FORKED_AT_START) {
+                    ValidatorError::ClusterForked { log, tail }
+                } else {
+                    ValidatorError::ClusterExited { status, log, tail }
                 });
             }
             if started.elapsed() > timeout {
-                return Err(ValidatorError::ClusterNotReady {
-                    timeout,
-                    log: self.log.clone(),
-                    tail: self.tail(),
-                });
+                let (log, tail) = self.keep_log();
+                return Err(ValidatorError::ClusterNotReady { timeout, log, tail });
             }
         }
     }
@@ -291,8 +326,18 @@ impl Localnet {
         self.child.id()
     }
 
-    fn tail(&self) -> String {
-        tail_lines(&self.log, TAIL_LINES).unwrap_or_else(|e| format!("({e})"))
+    /// The log of a start that failed, copied beside the cluster's directory (which goes when
+    /// this handle does) so the path an error names still exists; and its last lines.
+    fn keep_log(&self) -> (PathBuf, String) {
+        let log = keep_beside(&self.temp, &self.log, "log");
+        let tail = tail_lines(&log, TAIL_LINES).unwrap_or_else(|e| format!("({e})"));
+        (log, tail)
+    }
+
+    /// The kept log of a first start that forked while starting and was replaced by this
+    /// cluster, if there was one.
+    pub fn forked_start(&self) -> Option<&Path> {
+        self.forked_start.as_deref()
     }
 
     /// SIGTERM, so the cluster removes its ledgers; SIGKILL if it takes too long.
@@ -317,5 +362,94 @@ impl Localnet {
 impl Drop for Localnet {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use solana_keypair::write_keypair_file;
+    use solana_signer::Signer;
+
+    use super::*;
+
+    /// A stand-in for `txpace-localnet` whose first start forks (exit 3, as the real one exits
+    /// when its nodes fork while starting) and whose second is ready with `manifest`.
+    fn forks_once(dir: &Path, manifest: &Path) -> PathBuf {
+        let marker = dir.join("started-once");
+        let script = format!(
+            "#!/bin/sh\n\
+             while [ \"$1\" != --dir ]; do shift; done; dir=\"$2\"\n\
+             if [ ! -e {marker} ]; then\n\
+               touch {marker}\n\
+               echo 'txpace-localnet: the nodes forked while starting' >&2\n\
+               exit 3\n\
+             fi\n\
+             cp {manifest} \"$dir/cluster.json\"\n\
+             echo 'txpace-localnet: ready: 1 nodes'\n\
+             exec cat > /dev/null\n",
+            marker = marker.display(),
+            manifest = manifest.display(),
+        );
+        let path = dir.join("txpace-localnet");
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_start_that_forks_is_replaced_and_its_log_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mint = Keypair::new();
+        let mint_path = dir.path().join("mint.json");
+        write_keypair_file(&mint, &mint_path).unwrap();
+        let manifest = dir.path().join("manifest.json");
+        let node = serde_json::json!({
+            "identity": mint.pubkey().to_string(),
+            "rpc": "http://127.0.0.1:1",
+            "ws": "ws://127.0.0.1:2",
+            "tpu_quic": "127.0.0.1:3",
+            "identity_keypair": mint_path,
+        });
+        let text = serde_json::json!({ "nodes": [node], "mint": mint_path });
+        std::fs::write(&manifest, text.to_string()).unwrap();
+
+        let cluster = Localnet::start(LocalnetOptions {
+            nodes: 1,
+            program: Some(forks_once(dir.path(), &manifest)),
+            ..LocalnetOptions::default()
+        })
+        .unwrap();
+        assert_eq!(cluster.nodes()[0].identity, mint.pubkey());
+        let first = cluster
+            .forked_start()
+            .expect("the first start is named")
+            .to_path_buf();
+        assert!(!first.starts_with(cluster.log_path().parent().unwrap()));
+        drop(cluster);
+        let log = std::fs::read_to_string(&first).unwrap();
+        assert!(log.contains("forked while starting"), "{log}");
+        std::fs::remove_file(first).unwrap();
+    }
+
+    #[test]
+    fn a_start_that_fails_otherwise_is_not_retried() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("txpace-localnet");
+        std::fs::write(&program, "#!/bin/sh\necho 'cannot bind' >&2\nexit 1\n").unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let error = Localnet::start(LocalnetOptions {
+            nodes: 1,
+            program: Some(program),
+            ..LocalnetOptions::default()
+        })
+        .unwrap_err();
+        let ValidatorError::ClusterExited { log, tail, .. } = error else {
+            panic!("{error}");
+        };
+        assert!(tail.contains("cannot bind"), "{tail}");
+        assert!(log.exists(), "{}", log.display());
+        std::fs::remove_file(log).unwrap();
     }
 }

@@ -90,6 +90,11 @@ pub enum ValidatorError {
     },
 
     #[error(
+        "txpace-localnet's nodes forked while starting and rooted nothing; its log is {log}\n{tail}"
+    )]
+    ClusterForked { log: PathBuf, tail: String },
+
+    #[error(
         "txpace-localnet was not ready within {} s; its log is {log}\n{tail}",
         timeout.as_secs()
     )]

@@ -68,6 +68,17 @@ impl TempDir {
     }
 }
 
+/// Copies `file` beside the temporary directory `dir`, as `{dir}.{name}`, so an error can name a
+/// log that outlives the directory (removed when its owner is dropped, which a failed start
+/// is); the original path when the copy fails.
+pub(super) fn keep_beside(dir: &TempDir, file: &Path, name: &str) -> PathBuf {
+    let kept = dir.path().with_extension(name);
+    match std::fs::copy(file, &kept) {
+        Ok(_) => kept,
+        Err(_) => file.to_path_buf(),
+    }
+}
+
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
@@ -86,6 +97,18 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         assert_eq!(tail_lines(&path, 3).unwrap(), "line 98\nline 99\nline 100");
         assert!(tail_lines(&dir.path().join("missing"), 3).is_err());
+    }
+
+    #[test]
+    fn a_kept_file_outlives_its_directory() {
+        let t = TempDir::new("txpace-test").unwrap();
+        let log = t.path().join("log");
+        std::fs::write(&log, "the reason").unwrap();
+        let kept = keep_beside(&t, &log, "log");
+        assert_eq!(kept, t.path().with_extension("log"));
+        drop(t);
+        assert_eq!(std::fs::read_to_string(&kept).unwrap(), "the reason");
+        std::fs::remove_file(kept).unwrap();
     }
 
     #[test]

@@ -38,7 +38,7 @@ use solana_signer::Signer;
 
 pub use cluster::{ClusterNode, DEFAULT_CLUSTER_STARTUP, Localnet, LocalnetOptions};
 pub use error::ValidatorError;
-use files::{TempDir, create_dir, read_keypair, tail_lines};
+use files::{TempDir, create_dir, keep_beside, read_keypair, tail_lines};
 pub use locate::{VALIDATOR_ENV, install_hint, locate};
 pub use options::ValidatorOptions;
 use ports::PortBlock;
@@ -75,7 +75,7 @@ pub struct LocalValidator {
     startup_time: Duration,
     paused: bool,
     /// Declared last so it is removed after the process is gone.
-    _temp: Option<TempDir>,
+    temp: Option<TempDir>,
 }
 
 impl LocalValidator {
@@ -157,7 +157,7 @@ impl LocalValidator {
             startup_timeout: options.startup_timeout,
             startup_time: Duration::ZERO,
             paused: false,
-            _temp: temp,
+            temp,
         };
         validator.launch(reset)?;
         Ok(validator)
@@ -214,11 +214,8 @@ impl LocalValidator {
                 && let Ok(Some(status)) = child.try_wait()
             {
                 self.child = None;
-                return Err(ValidatorError::ExitedEarly {
-                    status,
-                    log: self.log_path(),
-                    tail: self.tails(),
-                });
+                let (log, tail) = self.failed_start_record();
+                return Err(ValidatorError::ExitedEarly { status, log, tail });
             }
             match rpc.get_slot() {
                 Ok(slot) if slot > 0 => return Ok(()),
@@ -227,11 +224,12 @@ impl LocalValidator {
             }
             if started.elapsed() >= self.startup_timeout {
                 self.kill();
+                let (log, tail) = self.failed_start_record();
                 return Err(ValidatorError::NotReady {
                     timeout: self.startup_timeout,
                     last,
-                    log: self.log_path(),
-                    tail: self.tails(),
+                    log,
+                    tail,
                 });
             }
             thread::sleep(Duration::from_millis(200));
@@ -348,23 +346,36 @@ impl LocalValidator {
         self.startup_time
     }
 
-    /// The last lines of the captured output and of the log, for error messages.
-    fn tails(&self) -> String {
-        let mut out = String::new();
-        for (name, path) in [("output", self.output_path()), ("log", self.log_path())] {
-            match tail_lines(&path, TAIL_LINES) {
-                Ok(t) if t.trim().is_empty() => {
-                    out.push_str(&format!("--- {} ({name}) is empty\n", path.display()))
-                }
-                Ok(t) => out.push_str(&format!(
-                    "--- last lines of {} ({name}):\n{t}\n",
-                    path.display()
-                )),
-                Err(e) => out.push_str(&format!("--- {} ({name}): {e}\n", path.display())),
-            }
-        }
-        out
+    /// The log and the last lines of the captured output and of the log, for a failed start's
+    /// error; copied beside a temporary ledger first, which goes with this handle.
+    fn failed_start_record(&self) -> (PathBuf, String) {
+        let (log, output) = match &self.temp {
+            Some(temp) => (
+                keep_beside(temp, &self.log_path(), "log"),
+                keep_beside(temp, &self.output_path(), "output"),
+            ),
+            None => (self.log_path(), self.output_path()),
+        };
+        (log.clone(), tails(&output, &log))
     }
+}
+
+/// The last lines of a validator's captured output and of its log.
+fn tails(output: &Path, log: &Path) -> String {
+    let mut out = String::new();
+    for (name, path) in [("output", output), ("log", log)] {
+        match tail_lines(path, TAIL_LINES) {
+            Ok(t) if t.trim().is_empty() => {
+                out.push_str(&format!("--- {} ({name}) is empty\n", path.display()))
+            }
+            Ok(t) => out.push_str(&format!(
+                "--- last lines of {} ({name}):\n{t}\n",
+                path.display()
+            )),
+            Err(e) => out.push_str(&format!("--- {} ({name}): {e}\n", path.display())),
+        }
+    }
+    out
 }
 
 impl Drop for LocalValidator {
