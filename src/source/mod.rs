@@ -11,6 +11,7 @@ mod error;
 mod format;
 mod pipeline;
 mod read;
+mod sigverify;
 mod summary;
 mod validate;
 

@@ -5,15 +5,15 @@
 //! names what is wrong with *this* transaction; the wording is part of the interface (tests assert
 //! it, users grep for it).
 
-use std::{cell::RefCell, collections::HashMap};
-
 use bincode::Options as _;
-use ed25519_dalek::VerifyingKey;
 use solana_hash::Hash;
 use solana_signature::Signature;
 use solana_transaction::versioned::VersionedTransaction;
 
-use super::PACKET_DATA_SIZE;
+use super::{
+    PACKET_DATA_SIZE,
+    sigverify::{self, SigCheck},
+};
 
 /// What the rest of txpace needs from a transaction that passed every check.
 #[derive(Debug)]
@@ -87,8 +87,45 @@ fn sanitize(tx: &VersionedTransaction) -> Result<(), String> {
         .map_err(|err| format!("does not sanitize: {err}"))
 }
 
-/// Runs every check; the rejection says whether the bytes were at least a transaction.
-pub(crate) fn check(wire: &[u8]) -> Result<Checked, Rejection> {
+/// A transaction that passed every check but its signatures', and those to check.
+struct Unverified<'a> {
+    checked: Checked,
+    signatures: Vec<SigCheck<'a>>,
+}
+
+/// Runs every check on each of `wires`; a rejection says whether the bytes were at least a
+/// transaction. Their signatures are verified together (see [`sigverify`]), and one by one only
+/// when that fails, to say which.
+pub(crate) fn check_all(wires: &[&[u8]]) -> Vec<Result<Checked, Rejection>> {
+    let prepared: Vec<Result<Unverified, Rejection>> = wires.iter().map(|w| prepare(w)).collect();
+    let together: Vec<SigCheck> = prepared
+        .iter()
+        .flatten()
+        .flat_map(|u| u.signatures.iter().copied())
+        .collect();
+    let all_verify = sigverify::all_verify(&together);
+    prepared
+        .into_iter()
+        .map(|p| {
+            let u = p?;
+            let failed = if all_verify {
+                None
+            } else {
+                u.signatures.iter().position(|c| !sigverify::strict(c))
+            };
+            match failed {
+                Some(i) => Err(Rejection {
+                    reason: format!("signature {i} does not verify"),
+                    parsed: true,
+                }),
+                None => Ok(u.checked),
+            }
+        })
+        .collect()
+}
+
+/// Runs every check but the signatures' verification on `wire`.
+fn prepare(wire: &[u8]) -> Result<Unverified<'_>, Rejection> {
     let tx = parse_wire(wire).map_err(|reason| Rejection {
         reason,
         parsed: false,
@@ -98,24 +135,27 @@ pub(crate) fn check(wire: &[u8]) -> Result<Checked, Rejection> {
         parsed: true,
     };
     sanitize(&tx).map_err(parsed)?;
-    verify_signatures(&tx, wire).map_err(parsed)?;
+    let signatures = signatures(&tx, wire).map_err(parsed)?;
     let signature = tx
         .signatures
         .first()
         .copied()
         .ok_or_else(|| parsed("has no signatures".to_string()))?;
-    Ok(Checked {
-        signature,
-        recent_blockhash: *tx.message.recent_blockhash(),
-        durable_nonce: tx.uses_durable_nonce(),
-        budget: super::compute_budget(&tx),
+    Ok(Unverified {
+        checked: Checked {
+            signature,
+            recent_blockhash: *tx.message.recent_blockhash(),
+            durable_nonce: tx.uses_durable_nonce(),
+            budget: super::compute_budget(&tx),
+        },
+        signatures,
     })
 }
 
-/// Verifies every signature over the message bytes exactly as they arrived, as the validator's
-/// sigverify stage does; they equal the re-serialized message because the decoder rejects
-/// non-canonical (aliased) lengths.
-fn verify_signatures(tx: &VersionedTransaction, wire: &[u8]) -> Result<(), String> {
+/// The signatures to verify, each over the message bytes exactly as they arrived, as the
+/// validator's sigverify stage does (they equal the re-serialized message because the decoder
+/// rejects non-canonical, aliased, lengths); an error for a missing one.
+fn signatures<'a>(tx: &VersionedTransaction, wire: &'a [u8]) -> Result<Vec<SigCheck<'a>>, String> {
     let count = tx.signatures.len();
     let message = wire
         .get(compact_u16_len(count) + count * 64..)
@@ -125,45 +165,26 @@ fn verify_signatures(tx: &VersionedTransaction, wire: &[u8]) -> Result<(), Strin
         return Err("signature 0 is missing (all zeros): unsigned".to_string());
     }
     let keys = tx.message.static_account_keys();
-    for (i, sig) in tx.signatures.iter().enumerate() {
-        if is_zero(sig) {
-            return Err(format!(
-                "signature {i} is missing (all zeros): partially signed"
-            ));
-        }
-        let verified = keys
-            .get(i)
-            .is_some_and(|key| verify_strict(key.to_bytes(), sig, message));
-        if !verified {
-            return Err(format!("signature {i} does not verify"));
-        }
-    }
-    Ok(())
-}
-
-/// Signers' keys, decompressed, per verifying thread, up to this many (then started afresh).
-const KEY_CACHE: usize = 4096;
-
-thread_local! {
-    /// A file's transactions mostly share a few fee payers, and decompressing the same key
-    /// for every signature was a quarter of the verification time. `None` remembers a key
-    /// that is no curve point.
-    static KEYS: RefCell<HashMap<[u8; 32], Option<VerifyingKey>>> = RefCell::new(HashMap::new());
-}
-
-/// `sig` by `key` over `message`, checked exactly as [`Signature::verify`] (and the validator's
-/// sigverify) does — `verify_strict`, which refuses small-order keys and non-canonical points —
-/// with the key's decompression remembered.
-fn verify_strict(key: [u8; 32], sig: &Signature, message: &[u8]) -> bool {
-    let sig = ed25519_dalek::Signature::from_bytes(&<[u8; 64]>::from(*sig));
-    KEYS.with_borrow_mut(|keys| {
-        if keys.len() >= KEY_CACHE && !keys.contains_key(&key) {
-            keys.clear();
-        }
-        keys.entry(key)
-            .or_insert_with(|| VerifyingKey::from_bytes(&key).ok())
-            .is_some_and(|k| k.verify_strict(message, &sig).is_ok())
-    })
+    tx.signatures
+        .iter()
+        .enumerate()
+        .map(|(i, sig)| {
+            if is_zero(sig) {
+                return Err(format!(
+                    "signature {i} is missing (all zeros): partially signed"
+                ));
+            }
+            // Sanitized: every signature has its key.
+            let key = keys
+                .get(i)
+                .ok_or_else(|| format!("signature {i} does not verify"))?;
+            Ok(SigCheck {
+                key: key.to_bytes(),
+                sig: <[u8; 64]>::from(*sig),
+                message,
+            })
+        })
+        .collect()
 }
 
 /// Length of the compact-u16 encoding of `n` (7 bits per byte).
@@ -199,40 +220,6 @@ mod tests {
                 .unwrap_err()
                 .starts_with("not a transaction: ")
         );
-    }
-
-    /// The remembered key changes nothing: each signature is still checked against its own
-    /// message, a key off the curve is refused every time, and the answers equal the SDK's.
-    #[test]
-    fn remembered_keys_verify_as_the_sdk_does() {
-        use solana_keypair::Keypair;
-        use solana_signer::Signer;
-        let kp = Keypair::new();
-        let key = kp.pubkey().to_bytes();
-        let (a, b) = (b"message a".as_slice(), b"message b".as_slice());
-        let (sig_a, sig_b) = (kp.sign_message(a), kp.sign_message(b));
-        let off_curve = {
-            // Some 32-byte strings decode to no point; find one.
-            (0u8..=255)
-                .map(|i| [i; 32])
-                .find(|k| VerifyingKey::from_bytes(k).is_err())
-                .expect("an off-curve key")
-        };
-        for _ in 0..2 {
-            for (k, sig, msg) in [
-                (key, &sig_a, a),
-                (key, &sig_b, b),
-                (key, &sig_a, b),
-                (key, &sig_b, a),
-                (off_curve, &sig_a, a),
-                (off_curve, &sig_a, a),
-            ] {
-                assert_eq!(verify_strict(k, sig, msg), sig.verify(&k, msg));
-            }
-        }
-        assert!(verify_strict(key, &sig_a, a));
-        assert!(!verify_strict(key, &sig_a, b));
-        assert!(!verify_strict(off_curve, &sig_a, a));
     }
 
     #[test]
