@@ -5,7 +5,7 @@ mod common;
 
 use std::{sync::Arc, time::Duration};
 
-use common::sim::{config, leaders, start, unique_hash};
+use common::sim::{config, leaders, start, start_with_feed, unique_hash};
 use solana_hash::Hash;
 use tokio::time::Instant;
 use txpace::engine::{
@@ -390,6 +390,39 @@ async fn the_run_ends_soon_after_its_last_landing_is_confirmed() {
         let ended = Instant::now() - t0;
         assert!(
             ended <= confirmed_at + Duration::from_millis(120),
+            "{n} txs: ended {ended:?}, the last landing was confirmed at {confirmed_at:?}"
+        );
+    }
+}
+
+/// With the websocket's slot commitments, the run's last statuses are asked the moment the
+/// last landing's slot is confirmed: the run ends a lookup's round trip after it, not at the
+/// next tail poll (up to 100 ms later).
+#[tokio::test(start_paused = true)]
+async fn a_confirmed_slot_on_the_websocket_ends_the_run_without_waiting_for_a_poll() {
+    for n in [7, 20, 33] {
+        let cluster = SimCluster::new(leaders(1));
+        let (t0, slot0) = (Instant::now(), cluster.slot_now());
+        let txs = cluster.transactions(n, unique_hash());
+        let sigs: Vec<_> = txs.iter().map(|t| t.signature).collect();
+        let mut cfg = config(100.0);
+        cfg.poll_interval = Duration::from_millis(900);
+        // Started mid-slot, the engine's tail polls fall between the slots' starts.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let out = start_with_feed(&cluster, cfg, txs)
+            .task
+            .await
+            .expect("engine");
+        assert_eq!(out.snapshot.counts.confirmed, n as u64);
+        let last = sigs
+            .iter()
+            .filter_map(|s| cluster.landed_slot(s))
+            .max()
+            .expect("landings");
+        let confirmed_at = sim::SLOT * (last + 1 - slot0) as u32;
+        let ended = Instant::now() - t0;
+        assert!(
+            ended <= confirmed_at + Duration::from_millis(5),
             "{n} txs: ended {ended:?}, the last landing was confirmed at {confirmed_at:?}"
         );
     }

@@ -17,6 +17,7 @@ use super::{
     net::{Chain, Transport},
     outcome,
     run::{Engine, Queued},
+    slots::FeedEvent,
     snapshot::Snapshot,
 };
 
@@ -38,7 +39,7 @@ pub fn spawn_host(
     cfg: EngineConfig,
     chain: Arc<dyn Chain>,
     transport: Arc<dyn Transport>,
-    slot_feed: Option<mpsc::UnboundedReceiver<u64>>,
+    slot_feed: Option<mpsc::UnboundedReceiver<FeedEvent>>,
 ) -> EngineHost {
     let (commands, cmd_rx) = mpsc::unbounded_channel();
     let (batches, batch_rx) = mpsc::unbounded_channel();

@@ -65,6 +65,7 @@ pub use outcome::RunOutcome;
 use crate::source::LoadedTx;
 use command::Command;
 use net::{Chain, Transport};
+use slots::FeedEvent;
 use snapshot::Snapshot;
 
 /// A running engine: send it commands, watch its snapshots, await its outcome.
@@ -81,7 +82,7 @@ pub fn spawn(
     txs: Vec<LoadedTx>,
     chain: Arc<dyn Chain>,
     transport: Arc<dyn Transport>,
-    slot_feed: Option<mpsc::UnboundedReceiver<u64>>,
+    slot_feed: Option<mpsc::UnboundedReceiver<FeedEvent>>,
 ) -> EngineHandle {
     spawn_resumed(cfg, txs, Vec::new(), chain, transport, slot_feed)
 }
@@ -95,7 +96,7 @@ pub fn spawn_resumed(
     prior: Vec<Option<Prior>>,
     chain: Arc<dyn Chain>,
     transport: Arc<dyn Transport>,
-    slot_feed: Option<mpsc::UnboundedReceiver<u64>>,
+    slot_feed: Option<mpsc::UnboundedReceiver<FeedEvent>>,
 ) -> EngineHandle {
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (mut engine, snapshots) = run::Engine::new(cfg, txs, chain, transport);

@@ -24,10 +24,11 @@ use futures::{FutureExt, future::BoxFuture};
 use solana_hash::Hash;
 use solana_pubkey::Pubkey;
 use solana_signature::Signature;
-use tokio::time::Instant;
+use tokio::{sync::mpsc, time::Instant};
 
-use super::net::{
-    ABANDONED, Chain, ChainError, ChainStatus, Handoff, LinkState, SendError, Transport,
+use super::{
+    net::{ABANDONED, Chain, ChainError, ChainStatus, Handoff, LinkState, SendError, Transport},
+    slots::FeedEvent,
 };
 use crate::{config::Commitment, source::LoadedTx};
 
@@ -261,6 +262,36 @@ impl SimCluster {
     /// (`getClusterNodes` on mainnet) does.
     pub fn set_rpc_latency(&self, latency: Duration) {
         self.lock().rpc_latency = Some(latency);
+    }
+
+    /// The cluster's websocket: at each slot's start, that slot, the one before it reaching
+    /// `confirmed` and the one [`FINALITY_LAG`] back reaching `finalized` — when its statuses
+    /// start saying so.
+    pub fn slot_feed(&self) -> mpsc::UnboundedReceiver<FeedEvent> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let c = self.clone();
+        tokio::spawn(async move {
+            loop {
+                let slot = c.slot_now();
+                let events = [
+                    FeedEvent::Slot(slot),
+                    FeedEvent::Reached {
+                        slot: slot - 1,
+                        commitment: Commitment::Confirmed,
+                    },
+                    FeedEvent::Reached {
+                        slot: slot - FINALITY_LAG,
+                        commitment: Commitment::Finalized,
+                    },
+                ];
+                if events.into_iter().any(|e| tx.send(e).is_err()) {
+                    return;
+                }
+                let next_slot = u32::try_from(slot + 1 - c.start_slot).unwrap_or(u32::MAX);
+                tokio::time::sleep_until(c.start + SLOT * next_slot).await;
+            }
+        });
+        rx
     }
 
     pub fn sends(&self) -> Vec<SimSend> {

@@ -1,6 +1,9 @@
-//! The current slot pushed by the validator's websocket (`slotSubscribe`). When the websocket is
-//! down the feed goes quiet and the engine falls back to polling `getSlot`; this task keeps
-//! reconnecting in the background.
+//! The current slot pushed by the validator's websocket (`slotSubscribe`), and on the same
+//! connection the moments slots reach a commitment (`slotsUpdatesSubscribe`), so the run's last
+//! statuses are asked as soon as they can have changed instead of at the next poll. When the
+//! websocket is down the feed goes quiet and the engine falls back to polling `getSlot` (and
+//! statuses on its timer); this task keeps reconnecting in the background. A server without
+//! slot updates costs only that speed-up.
 //!
 //! Every wait is bounded ([`FeedTimeouts`]): a server that accepts the TCP connection and never
 //! answers, or a feed that stops sending slots (a half-dead connection, a stalled provider),
@@ -8,11 +11,41 @@
 
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{StreamExt, stream::BoxStream};
 use solana_pubsub_client::nonblocking::pubsub_client::PubsubClient;
-use tokio::{sync::mpsc, time::timeout};
+use solana_rpc_client_api::response::SlotUpdate;
+use tokio::{
+    sync::mpsc,
+    time::{Instant, sleep, timeout},
+};
 
-use crate::redact::{Scrubber, redact_url};
+use crate::{
+    config::Commitment,
+    redact::{Scrubber, redact_url},
+};
+
+/// What the feed pushes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedEvent {
+    /// A slot began: the tip moved.
+    Slot(u64),
+    /// `slot` reached `commitment`: statuses at that commitment of transactions landed up to it
+    /// can be read now (frozen for processed, optimistically confirmed, rooted).
+    Reached { slot: u64, commitment: Commitment },
+}
+
+impl FeedEvent {
+    /// The event a slot update is, if it is one the engine uses.
+    fn of_update(update: &SlotUpdate) -> Option<Self> {
+        let (slot, commitment) = match *update {
+            SlotUpdate::Frozen { slot, .. } => (slot, Commitment::Processed),
+            SlotUpdate::OptimisticConfirmation { slot, .. } => (slot, Commitment::Confirmed),
+            SlotUpdate::Root { slot, .. } => (slot, Commitment::Finalized),
+            _ => return None,
+        };
+        Some(FeedEvent::Reached { slot, commitment })
+    }
+}
 
 /// How long the feed waits on the websocket before giving up on a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,12 +99,12 @@ impl FeedEnd {
 }
 
 /// Subscribes to slots at `ws_url` until the receiver is dropped.
-pub fn spawn_slot_feed(ws_url: String) -> mpsc::UnboundedReceiver<u64> {
+pub fn spawn_slot_feed(ws_url: String) -> mpsc::UnboundedReceiver<FeedEvent> {
     spawn_slot_feed_with(ws_url, FeedTimeouts::default())
 }
 
 /// [`spawn_slot_feed`] with explicit bounds.
-pub fn spawn_slot_feed_with(ws_url: String, t: FeedTimeouts) -> mpsc::UnboundedReceiver<u64> {
+pub fn spawn_slot_feed_with(ws_url: String, t: FeedTimeouts) -> mpsc::UnboundedReceiver<FeedEvent> {
     let (tx, rx) = mpsc::unbounded_channel();
     let shown = redact_url(&ws_url);
     let scrub = Scrubber::new(&ws_url);
@@ -107,10 +140,12 @@ pub fn spawn_slot_feed_with(ws_url: String, t: FeedTimeouts) -> mpsc::UnboundedR
     rx
 }
 
-/// One connection: connect, subscribe, and forward slots until something ends it.
+/// One connection: connect, subscribe, and forward slots and slot updates until something ends
+/// it. Slot updates are asked for once slots flow, and are not waited for: a server that does not
+/// answer, or refuses, leaves the slots as they were.
 async fn follow(
     ws_url: &str,
-    tx: &mpsc::UnboundedSender<u64>,
+    tx: &mpsc::UnboundedSender<FeedEvent>,
     t: FeedTimeouts,
     scrub: &Scrubber,
     warned: &mut bool,
@@ -121,7 +156,7 @@ async fn follow(
         Ok(Err(e)) => return FeedEnd::Unreachable(scrub.text(e)),
         Ok(Ok(client)) => client,
     };
-    let (mut stream, _unsubscribe) = match timeout(t.connect, client.slot_subscribe()).await {
+    let (mut slots, _unsubscribe) = match timeout(t.connect, client.slot_subscribe()).await {
         Err(_) => return FeedEnd::SubscribeTimeout(t.connect),
         Ok(Err(e)) => return FeedEnd::SubscribeFailed(scrub.text(e)),
         Ok(Ok(sub)) => sub,
@@ -130,17 +165,55 @@ async fn follow(
         log::info!("websocket {shown} reconnected");
         *warned = false;
     }
+    let subscribe_updates = timeout(t.connect, client.slot_updates_subscribe());
+    tokio::pin!(subscribe_updates);
+    let mut subscribing = true;
+    let mut updates: Option<BoxStream<'_, SlotUpdate>> = None;
+    let silent = sleep(t.silence);
+    tokio::pin!(silent);
     loop {
-        match timeout(t.silence, stream.next()).await {
-            Err(_) => return FeedEnd::Silent(t.silence),
-            Ok(None) => return FeedEnd::Closed,
-            Ok(Some(info)) => {
-                if tx.send(info.slot).is_err() {
-                    return FeedEnd::ReceiverGone;
+        let event = tokio::select! {
+            () = &mut silent => return FeedEnd::Silent(t.silence),
+            next = slots.next() => match next {
+                None => return FeedEnd::Closed,
+                Some(info) => {
+                    silent.as_mut().reset(Instant::now() + t.silence);
+                    Some(FeedEvent::Slot(info.slot))
                 }
-            }
+            },
+            answer = &mut subscribe_updates, if subscribing => {
+                subscribing = false;
+                match answer {
+                    Ok(Ok((stream, _unsubscribe))) => updates = Some(stream),
+                    Ok(Err(e)) => log::debug!(
+                        "websocket {shown}: slotsUpdatesSubscribe refused ({}); statuses are polled",
+                        scrub.text(e)
+                    ),
+                    Err(_) => log::debug!(
+                        "websocket {shown}: no answer to slotsUpdatesSubscribe; statuses are polled"
+                    ),
+                }
+                None
+            },
+            update = next_update(&mut updates) => FeedEvent::of_update(&update),
+        };
+        if let Some(event) = event
+            && tx.send(event).is_err()
+        {
+            return FeedEnd::ReceiverGone;
         }
     }
+}
+
+/// The next slot update, or never when there are none (not subscribed, or the stream ended).
+async fn next_update(updates: &mut Option<BoxStream<'_, SlotUpdate>>) -> SlotUpdate {
+    if let Some(stream) = updates {
+        if let Some(update) = stream.next().await {
+            return update;
+        }
+        *updates = None;
+    }
+    std::future::pending().await
 }
 
 #[cfg(test)]
@@ -194,8 +267,13 @@ mod tests {
     }
 
     /// A websocket server that completes the handshake, answers `slotSubscribe`, sends the
-    /// next slot of `slots` and then goes silent while keeping the connection open.
-    async fn fading_server(mut slots: Vec<u64>) -> (String, mpsc::UnboundedReceiver<Instant>) {
+    /// next slot of `slots` and then goes silent while keeping the connection open. With
+    /// `confirmed`, it also answers the next request (`slotsUpdatesSubscribe`) and sends that
+    /// slot's optimistic confirmation, and a slot update the feed does not forward before it.
+    async fn fading_server(
+        mut slots: Vec<u64>,
+        confirmed: Option<u64>,
+    ) -> (String, mpsc::UnboundedReceiver<Instant>) {
         use futures::SinkExt;
         use tokio_tungstenite::tungstenite::Message;
 
@@ -212,17 +290,28 @@ mod tests {
                 let Ok(mut ws) = tokio_tungstenite::accept_async(socket).await else {
                     continue;
                 };
-                let id = match ws.next().await {
-                    Some(Ok(Message::Text(text))) => {
-                        serde_json::from_str::<serde_json::Value>(&text)
-                            .ok()
-                            .and_then(|v| v.get("id").and_then(|id| id.as_u64()))
-                            .unwrap_or(1)
-                    }
-                    _ => continue,
+                let answer = async |ws: &mut tokio_tungstenite::WebSocketStream<_>, sub| {
+                    let id = match ws.next().await {
+                        Some(Ok(Message::Text(text))) => {
+                            serde_json::from_str::<serde_json::Value>(&text)
+                                .ok()
+                                .and_then(|v| v.get("id").and_then(|id| id.as_u64()))
+                                .unwrap_or(1)
+                        }
+                        _ => return false,
+                    };
+                    let answer = serde_json::json!({"jsonrpc": "2.0", "result": sub, "id": id});
+                    ws.send(Message::Text(answer.to_string().into()))
+                        .await
+                        .is_ok()
                 };
-                let answer = serde_json::json!({"jsonrpc": "2.0", "result": 7, "id": id});
-                let _ = ws.send(Message::Text(answer.to_string().into())).await;
+                let send = async |ws: &mut tokio_tungstenite::WebSocketStream<_>, note| {
+                    let note: serde_json::Value = note;
+                    let _ = ws.send(Message::Text(note.to_string().into())).await;
+                };
+                if !answer(&mut ws, 7).await {
+                    continue;
+                }
                 if let Some(slot) = slots.pop() {
                     let note = serde_json::json!({
                         "jsonrpc": "2.0",
@@ -232,7 +321,22 @@ mod tests {
                             "subscription": 7
                         }
                     });
-                    let _ = ws.send(Message::Text(note.to_string().into())).await;
+                    send(&mut ws, note).await;
+                }
+                if let Some(slot) = confirmed
+                    && answer(&mut ws, 8).await
+                {
+                    for kind in ["completed", "optimisticConfirmation"] {
+                        let note = serde_json::json!({
+                            "jsonrpc": "2.0",
+                            "method": "slotsUpdatesNotification",
+                            "params": {
+                                "result": {"type": kind, "slot": slot, "timestamp": 1},
+                                "subscription": 8
+                            }
+                        });
+                        send(&mut ws, note).await;
+                    }
                 }
                 held.push(ws);
             }
@@ -240,11 +344,34 @@ mod tests {
         (url, accepted)
     }
 
+    /// Slot updates ride on the same connection: a slot's optimistic confirmation comes out
+    /// of the feed as that slot reaching `confirmed`, and updates the engine does not use
+    /// (a completed slot) do not come out at all.
+    #[tokio::test]
+    async fn a_confirmed_slot_comes_out_of_the_feed() {
+        let (url, _accepted) = fading_server(vec![100], Some(99)).await;
+        let mut feed = spawn_slot_feed_with(url, FeedTimeouts::default());
+        let mut next = async || {
+            timeout(Duration::from_secs(10), feed.recv())
+                .await
+                .expect("an event within 10 s")
+                .expect("the feed runs")
+        };
+        assert_eq!(next().await, FeedEvent::Slot(100));
+        assert_eq!(
+            next().await,
+            FeedEvent::Reached {
+                slot: 99,
+                commitment: Commitment::Confirmed
+            }
+        );
+    }
+
     /// A feed that delivers a slot and then goes silent (its connection still open) is
     /// dropped after the silence bound and reconnected, and slots flow again.
     #[tokio::test]
     async fn a_silent_feed_is_dropped_and_reconnected() {
-        let (url, mut accepted) = fading_server(vec![100, 200]).await;
+        let (url, mut accepted) = fading_server(vec![100, 200], None).await;
         let t = FeedTimeouts {
             connect: Duration::from_secs(5),
             silence: Duration::from_millis(400),
@@ -257,9 +384,13 @@ mod tests {
                 .expect("a slot within 10 s")
                 .expect("the feed runs")
         };
-        assert_eq!(next_slot().await, 100);
+        assert_eq!(next_slot().await, FeedEvent::Slot(100));
         let first_slot_at = Instant::now();
-        assert_eq!(next_slot().await, 200, "no slot after the feed went silent");
+        assert_eq!(
+            next_slot().await,
+            FeedEvent::Slot(200),
+            "no slot after the feed went silent"
+        );
         let waited = first_slot_at.elapsed();
         assert!(
             waited >= t.silence,

@@ -47,6 +47,21 @@ pub fn start(cluster: &SimCluster, cfg: EngineConfig, txs: Vec<LoadedTx>) -> Eng
     )
 }
 
+/// [`start`], with the cluster's websocket feed (slots and slot commitments) as well.
+pub fn start_with_feed(
+    cluster: &SimCluster,
+    cfg: EngineConfig,
+    txs: Vec<LoadedTx>,
+) -> EngineHandle {
+    engine::spawn(
+        cfg,
+        txs,
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        Some(cluster.slot_feed()),
+    )
+}
+
 /// The simulated cluster's transport, except that it panics on the engine's own task (its
 /// `prepare` is called from the loop) the sixth time it is asked to prepare, a few polls in.
 pub struct PanickingTransport {

@@ -24,6 +24,7 @@ use crate::engine::{
     facts::FactSink,
     meter::Meter,
     outcome::RunOutcome,
+    slots::FeedEvent,
     snapshot::{RunState, Snapshot},
     update::Update,
 };
@@ -41,7 +42,7 @@ impl Engine {
         mut self,
         mut batches: mpsc::UnboundedReceiver<Queued>,
         mut commands: mpsc::UnboundedReceiver<Command>,
-        mut slot_feed: Option<mpsc::UnboundedReceiver<u64>>,
+        mut slot_feed: Option<mpsc::UnboundedReceiver<FeedEvent>>,
     ) {
         let Some(mut updates) = self.updates.take() else {
             return;
@@ -73,7 +74,7 @@ impl Engine {
         &mut self,
         batches: &mut mpsc::UnboundedReceiver<Queued>,
         commands: &mut mpsc::UnboundedReceiver<Command>,
-        slot_feed: &mut Option<mpsc::UnboundedReceiver<u64>>,
+        slot_feed: &mut Option<mpsc::UnboundedReceiver<FeedEvent>>,
         updates: &mut mpsc::UnboundedReceiver<Update>,
         timers: &mut Timers,
     ) -> Option<Queued> {
@@ -97,8 +98,10 @@ impl Engine {
                         let _ = self.sync.on_answer(answer, &mut self.leaders);
                     }
                 },
-                slot = recv_opt(slot_feed) => match slot {
-                    Some(slot) => self.sync.on_slot_feed(slot, &mut self.leaders),
+                event = recv_opt(slot_feed) => match event {
+                    // Between batches only the tip matters.
+                    Some(FeedEvent::Slot(slot)) => self.sync.on_slot_feed(slot, &mut self.leaders),
+                    Some(FeedEvent::Reached { .. }) => {}
                     None => *slot_feed = None,
                 },
                 _ = timers.poll.tick() => self.keep_current(Instant::now()),

@@ -33,6 +33,7 @@
 //! the loop hands on. A transaction's state changes only in [`TxStore::apply`].
 
 mod batches;
+mod timers;
 
 pub(super) use batches::Queued;
 
@@ -41,7 +42,7 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 use solana_pubkey::Pubkey;
 use tokio::{
     sync::{mpsc, watch},
-    time::{Instant, Interval, MissedTickBehavior, interval, sleep_until},
+    time::{Instant, sleep_until},
 };
 
 use super::{
@@ -57,12 +58,14 @@ use super::{
     net::{Chain, Transport},
     outcome::RunOutcome,
     resume,
+    slots::FeedEvent,
     snapshot::{ClusterView, RateTarget, RateView, RunState, Snapshot},
     store::{TxRecord, TxStore},
     sync::ChainSync,
     update::{ChainFact, Update},
 };
 use crate::source::LoadedTx;
+use timers::{Timers, far_future, recv_opt};
 
 /// Updates handled per loop turn at most, so commands and sends still get their turn.
 const UPDATE_BATCH: usize = 256;
@@ -95,6 +98,9 @@ pub(super) struct Engine {
     /// A stop asked for between batches: the next one begins stopped.
     stop_pending: bool,
     paused: bool,
+    /// A slot reached the run's commitment in the tail while a status lookup was out: ask
+    /// again when it answers (see [`Engine::on_feed`]).
+    recheck: bool,
     /// Shared with the supervisor in [`super::spawn_resumed`], which publishes FAILED if this
     /// task panics.
     snapshot_tx: Arc<watch::Sender<Arc<Snapshot>>>,
@@ -128,6 +134,7 @@ impl Engine {
             batch: 0,
             stop_pending: false,
             paused: cfg.start_paused,
+            recheck: false,
             cfg,
             snapshot_tx: Arc::new(
                 watch::channel(Arc::new(Snapshot::blank(
@@ -181,7 +188,7 @@ impl Engine {
     pub(super) async fn run(
         mut self,
         mut commands: mpsc::UnboundedReceiver<Command>,
-        mut slot_feed: Option<mpsc::UnboundedReceiver<u64>>,
+        mut slot_feed: Option<mpsc::UnboundedReceiver<FeedEvent>>,
     ) -> RunOutcome {
         let Some(mut updates) = self.updates.take() else {
             return self.outcome();
@@ -196,7 +203,7 @@ impl Engine {
     async fn run_batch(
         &mut self,
         commands: &mut mpsc::UnboundedReceiver<Command>,
-        slot_feed: &mut Option<mpsc::UnboundedReceiver<u64>>,
+        slot_feed: &mut Option<mpsc::UnboundedReceiver<FeedEvent>>,
         updates: &mut mpsc::UnboundedReceiver<Update>,
         timers: &mut Timers,
     ) {
@@ -228,8 +235,8 @@ impl Engine {
                         }
                     }
                 }
-                slot = recv_opt(slot_feed) => match slot {
-                    Some(slot) => self.sync.on_slot_feed(slot, &mut self.leaders),
+                event = recv_opt(slot_feed) => match event {
+                    Some(event) => self.on_feed(event),
                     None => *slot_feed = None,
                 },
                 _ = timers.poll.tick() => self.poll(),
@@ -314,6 +321,25 @@ impl Engine {
         }
     }
 
+    /// What the websocket says: the tip moved, or a slot reached a commitment. In the run's
+    /// tail, a slot reaching the run's commitment may have just confirmed the last
+    /// transactions, so their statuses are asked at once rather than at the next tail poll —
+    /// or as soon as the lookup still out answers, since it may predate the slot.
+    fn on_feed(&mut self, event: FeedEvent) {
+        match event {
+            FeedEvent::Slot(slot) => self.sync.on_slot_feed(slot, &mut self.leaders),
+            FeedEvent::Reached { commitment, .. } => {
+                if commitment == self.cfg.commitment && self.in_tail() {
+                    if self.sync.statuses_in_flight() {
+                        self.recheck = true;
+                    } else {
+                        self.ask_statuses(Instant::now());
+                    }
+                }
+            }
+        }
+    }
+
     /// In the run's tail (see [`TAIL_WATCH`]).
     fn in_tail(&self) -> bool {
         self.dispatcher.all_sent() && self.confirmer.unconfirmed() <= TAIL_WATCH
@@ -372,6 +398,12 @@ impl Engine {
             Update::Chain(answer) => {
                 if let Some(fact) = self.sync.on_answer(answer, &mut self.leaders) {
                     self.on_fact(fact, Instant::now());
+                }
+                if self.recheck && !self.sync.statuses_in_flight() {
+                    self.recheck = false;
+                    if self.in_tail() {
+                        self.ask_statuses(Instant::now());
+                    }
                 }
             }
         }
@@ -514,47 +546,5 @@ impl BatchParts {
             dispatcher,
             batch_price,
         }
-    }
-}
-
-/// The loop's clocks, made once and kept across batches.
-struct Timers {
-    /// Chain polls, about once a slot.
-    poll: Interval,
-    /// Status lookups in the run's tail.
-    tail: Interval,
-    /// Snapshots for the UI.
-    publish: Interval,
-    /// The closed loop of `--rate max`.
-    control: Interval,
-}
-
-impl Timers {
-    fn new(poll_every: Duration, publish_every: Duration) -> Self {
-        let mut poll = interval(poll_every);
-        poll.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        let mut publish = interval(publish_every);
-        publish.set_missed_tick_behavior(MissedTickBehavior::Skip);
-        let mut control = interval(maxrate::PERIOD);
-        control.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        let mut tail = interval(TAIL_POLL);
-        tail.set_missed_tick_behavior(MissedTickBehavior::Skip);
-        Self {
-            poll,
-            tail,
-            publish,
-            control,
-        }
-    }
-}
-
-fn far_future() -> Instant {
-    Instant::now() + Duration::from_secs(86_400)
-}
-
-async fn recv_opt(feed: &mut Option<mpsc::UnboundedReceiver<u64>>) -> Option<u64> {
-    match feed {
-        Some(rx) => rx.recv().await,
-        None => std::future::pending().await,
     }
 }
