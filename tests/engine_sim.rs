@@ -371,23 +371,7 @@ async fn max_rate_settles_under_the_unstaked_budget() {
 #[tokio::test(start_paused = true)]
 async fn the_run_ends_soon_after_its_last_landing_is_confirmed() {
     for n in [7, 20, 33] {
-        let cluster = SimCluster::new(leaders(1));
-        let (t0, slot0) = (Instant::now(), cluster.slot_now());
-        let txs = cluster.transactions(n, unique_hash());
-        let sigs: Vec<_> = txs.iter().map(|t| t.signature).collect();
-        // A poll slower than a slot, so that waiting for it would show.
-        let mut cfg = config(100.0);
-        cfg.poll_interval = Duration::from_millis(900);
-        let out = start(&cluster, cfg, txs).task.await.expect("engine");
-        assert_eq!(out.snapshot.counts.confirmed, n as u64);
-        // The sim confirms a landing once the next slot has begun.
-        let last = sigs
-            .iter()
-            .filter_map(|s| cluster.landed_slot(s))
-            .max()
-            .expect("landings");
-        let confirmed_at = sim::SLOT * (last + 1 - slot0) as u32;
-        let ended = Instant::now() - t0;
+        let (ended, confirmed_at) = run_to_last_confirmation(n, false).await;
         assert!(
             ended <= confirmed_at + Duration::from_millis(120),
             "{n} txs: ended {ended:?}, the last landing was confirmed at {confirmed_at:?}"
@@ -401,31 +385,40 @@ async fn the_run_ends_soon_after_its_last_landing_is_confirmed() {
 #[tokio::test(start_paused = true)]
 async fn a_confirmed_slot_on_the_websocket_ends_the_run_without_waiting_for_a_poll() {
     for n in [7, 20, 33] {
-        let cluster = SimCluster::new(leaders(1));
-        let (t0, slot0) = (Instant::now(), cluster.slot_now());
-        let txs = cluster.transactions(n, unique_hash());
-        let sigs: Vec<_> = txs.iter().map(|t| t.signature).collect();
-        let mut cfg = config(100.0);
-        cfg.poll_interval = Duration::from_millis(900);
-        // Started mid-slot, the engine's tail polls fall between the slots' starts.
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let out = start_with_feed(&cluster, cfg, txs)
-            .task
-            .await
-            .expect("engine");
-        assert_eq!(out.snapshot.counts.confirmed, n as u64);
-        let last = sigs
-            .iter()
-            .filter_map(|s| cluster.landed_slot(s))
-            .max()
-            .expect("landings");
-        let confirmed_at = sim::SLOT * (last + 1 - slot0) as u32;
-        let ended = Instant::now() - t0;
+        let (ended, confirmed_at) = run_to_last_confirmation(n, true).await;
         assert!(
             ended <= confirmed_at + Duration::from_millis(5),
             "{n} txs: ended {ended:?}, the last landing was confirmed at {confirmed_at:?}"
         );
     }
+}
+
+/// Runs `n` transactions at 100 tx/s, with the cluster's websocket feed when `feed`, and
+/// returns when the run ended and when its last landing was confirmed, both from the
+/// cluster's start. The engine starts mid-slot, so its tail polls fall between the slots'
+/// starts, and its regular poll is slower than a slot, so that waiting for either would show.
+async fn run_to_last_confirmation(n: usize, feed: bool) -> (Duration, Duration) {
+    let cluster = SimCluster::new(leaders(1));
+    let (t0, slot0) = (Instant::now(), cluster.slot_now());
+    let txs = cluster.transactions(n, unique_hash());
+    let sigs: Vec<_> = txs.iter().map(|t| t.signature).collect();
+    let mut cfg = config(100.0);
+    cfg.poll_interval = Duration::from_millis(900);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let engine = if feed {
+        start_with_feed(&cluster, cfg, txs)
+    } else {
+        start(&cluster, cfg, txs)
+    };
+    let out = engine.task.await.expect("engine");
+    assert_eq!(out.snapshot.counts.confirmed, n as u64);
+    // The sim confirms a landing once the next slot has begun.
+    let last = sigs
+        .iter()
+        .filter_map(|s| cluster.landed_slot(s))
+        .max()
+        .expect("landings");
+    (Instant::now() - t0, sim::SLOT * (last + 1 - slot0) as u32)
 }
 
 #[tokio::test(start_paused = true)]

@@ -30,10 +30,7 @@ pub struct Args {
 /// The parts a sample is filed under: the first whose marker appears in its stack (leaf to
 /// root, any frame) wins, so the order goes from the most to the least specific.
 const PARTS: &[(&str, &[&str])] = &[
-    (
-        "signature checks of the input",
-        &["validate::verify_signatures"],
-    ),
+    ("signature checks of the input", &["source::sigverify::"]),
     ("reading and decoding the input", &["txpace::source::"]),
     (
         "engine loop (decisions, store, snapshots)",
