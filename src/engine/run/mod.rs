@@ -70,9 +70,10 @@ use timers::{Timers, far_future, recv_opt};
 /// Updates handled per loop turn at most, so commands and sends still get their turn.
 const UPDATE_BATCH: usize = 256;
 /// The run's tail: once everything has gone out and this few are still unconfirmed, their
-/// statuses are asked every [`TAIL_POLL`] instead of once a poll — one batched call, and the
-/// run (and a deploy phase) ends as soon as the last landing is confirmed, not up to a poll
-/// later.
+/// statuses are asked (one batched call) whenever the websocket says a slot reached the run's
+/// commitment, and every [`TAIL_POLL`] besides for a server without slot updates — instead of
+/// once a poll — so the run (and a deploy phase) ends a round trip after the last landing is
+/// confirmed, not up to a poll later.
 const TAIL_WATCH: usize = 256;
 const TAIL_POLL: Duration = Duration::from_millis(100);
 
