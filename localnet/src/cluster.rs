@@ -175,8 +175,9 @@ fn cluster_config(shape: &Shape, keys: &[ValidatorKeys]) -> ClusterConfig {
 /// needs 32 votes stacked on a slot, so a healthy start roots by slot 40 or so; four times the
 /// 32 leaves room for a slow machine.
 pub const BOOT_STALL_SLOT: u64 = 4 * 32;
-/// The same in time, for a stall in which the slots stop too: a healthy start roots 10 to 20 s
-/// after every node lists every node, 30 s on 2 busy cores.
+/// The same in time, for a stall in which the slots stop too: a healthy start roots a few
+/// seconds after every node lists every node (its slot is then in the twenties or thirties),
+/// and this leaves a slow machine many times that.
 pub const BOOT_STALL_WAIT: Duration = Duration::from_secs(120);
 
 /// The start forked and cannot recover: with three equal stakes a root needs all three nodes on
