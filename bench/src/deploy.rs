@@ -256,12 +256,10 @@ fn print_table(c: &[Contender], len: usize) {
     // The goal is for the default pace (`--rate max`), the deploy a user gets.
     if let Some(t) = c.iter().find(|x| x.name.ends_with("--rate max")) {
         let r = ratio(t.usage.wall_s, a.usage.wall_s);
-        let verdict = if r <= 0.8 && t.deployed {
-            "met"
-        } else {
-            "NOT met"
-        };
-        println!("goal whole deploy ≤ 0.8 × Agave at the default pace: {verdict} ({r:.3})");
+        println!(
+            "goal whole deploy ≤ 0.8 × Agave at the default pace: {} ({r:.3})",
+            measure::verdict(r <= 0.8 && t.deployed)
+        );
     }
 }
 

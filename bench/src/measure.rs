@@ -113,6 +113,11 @@ pub fn per_landed(sends: Option<u64>, landed: u64) -> Option<f64> {
         .map(|s| s as f64 / landed as f64)
 }
 
+/// How a goal line says whether its goal held, the same in every benchmark.
+pub fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "NOT met" }
+}
+
 /// The `txpace` binary built beside this bench (same target directory and profile): the
 /// contender is measured as the program users run.
 pub fn txpace_bin() -> Result<PathBuf> {

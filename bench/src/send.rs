@@ -508,10 +508,9 @@ fn print_ratios(founding: &[Contender]) {
         );
     }
     if !headless.is_empty() {
-        let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
         println!(
             "goal wall ≤ 1.0 × Agave in every round: {} (worst {:.3})",
-            verdict(wall.1 <= 1.0),
+            measure::verdict(wall.1 <= 1.0),
             wall.1
         );
     }
@@ -533,7 +532,7 @@ fn print_ratios(founding: &[Contender]) {
         }
         let cpu = total(sender);
         let r = ratio(cpu, agave);
-        let verdict = if r <= limit { "met" } else { "NOT met" };
+        let verdict = measure::verdict(r <= limit);
         println!(
             "goal {what} ≤ {limit:.1} × Agave over this run's rounds together: {verdict} ({cpu:.2} s / {:.2} s = {r:.3}; worst round {:.3})",
             agave,
