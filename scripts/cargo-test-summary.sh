@@ -5,7 +5,7 @@
 # failing cargo whose output shows no failed test (a build error): the line never says
 # "0 failed" of a run that failed. Exits non-zero whenever anything failed.
 #
-# Kept apart from scripts/test.sh so that tests/scripts.rs can run it against a stand-in cargo.
+# Kept apart from scripts/test.sh so that tests/fast/scripts.rs can run it against a stand-in cargo.
 set -uo pipefail
 
 log="$(mktemp)"

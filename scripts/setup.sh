@@ -50,8 +50,10 @@ have_validator() {
   [ -x "$bin" ] && "$bin" --version 2>/dev/null | grep -q " $AGAVE_VERSION"
 }
 
+# The package and the relay crate it includes (localnet/relay, a member of its workspace).
 localnet_source() {
-  (cd "$REPO/localnet" && cat Cargo.toml Cargo.lock $(find src -name '*.rs' | sort)) | sha256sum | cut -d' ' -f1
+  (cd "$REPO/localnet" && cat Cargo.toml Cargo.lock relay/Cargo.toml \
+    $(find src relay/src -name '*.rs' | sort)) | sha256sum | cut -d' ' -f1
 }
 
 have_localnet() {

@@ -10,6 +10,9 @@ pub mod events;
 pub mod exit;
 pub mod fees;
 pub mod headless;
+#[cfg(test)]
+mod house_rules;
+pub mod interrupt;
 pub mod journal;
 pub mod keyfile;
 pub mod logging;

@@ -275,7 +275,14 @@ fn unix_time() -> String {
 /// `KIND-UNIXSECONDS-PID.log`, created so that two runs never share one. `None` without a home
 /// directory.
 pub fn new_log_file(kind: &str) -> anyhow::Result<Option<(PathBuf, File)>> {
-    let Some(dir) = private_fs::data_subdir("logs").context("creating the log directory")? else {
+    let Some(dir) = private_fs::data_subdir("logs").with_context(|| {
+        let dir = private_fs::data_dir().map(|d| d.join("logs"));
+        format!(
+            "creating the log directory {}",
+            dir.map(|d| d.display().to_string()).unwrap_or_default()
+        )
+    })?
+    else {
         return Ok(None);
     };
     let secs = std::time::SystemTime::now()

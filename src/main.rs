@@ -7,6 +7,12 @@ use txpace::{
 };
 
 fn main() -> ExitCode {
+    // Before any thread starts: whether SIGHUP was ignored (nohup) is read from what the process
+    // inherited.
+    if let Err(e) = txpace::interrupt::install() {
+        eprintln!("error: installing the signal handlers: {e}");
+        return ExitCode::from(exit::RUNTIME);
+    }
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     logging::set_verbosity(cli.global.verbosity());
@@ -18,7 +24,7 @@ fn main() -> ExitCode {
         Err(err) => {
             // Client errors deep in the chain can quote an endpoint with its key.
             eprintln!("error: {}", txpace::redact::scrub(format!("{err:#}")));
-            ExitCode::from(exit::for_error(&err))
+            ExitCode::from(commands::exit_code::for_error(&err))
         }
     }
 }

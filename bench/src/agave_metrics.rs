@@ -1,7 +1,16 @@
-//! Counting the sends of Agave's QUIC connection cache. Agave's clients do not expose how many
-//! transactions they sent, but the connection cache reports `num_packets` (one per transaction
-//! per leader address) to the metrics agent: the child installs a stand-in InfluxDB on loopback
-//! and sums that field of its own cache's points.
+//! Counting the sends of Agave's QUIC connection cache in the deploy benchmark, whose
+//! `send_and_confirm_transactions_in_parallel_v2` takes a TPU client of Agave's own QUIC types
+//! only, so a cache that counts sends where they are made (`agave_sends`) cannot be given to
+//! it. Agave's clients do not expose how many transactions they sent, but the connection cache
+//! reports `num_packets` (one per transaction per leader address) to the metrics agent: the
+//! child installs a stand-in InfluxDB on loopback and sums that field of its own cache's points.
+//!
+//! The cache adds to `num_packets` when a send finishes, delivered or failed
+//! (`solana-quic-client` 4.0.0, `QuicClientConnection::send_data`). Agave's clients wrap each
+//! send in a 5 s timeout (`send_wire_transaction_futures` in `solana-tpu-client`,
+//! `SEND_TIMEOUT_INTERVAL` in `send_and_confirm_transactions_in_parallel`) and drop a send
+//! still unfinished then, so that send is never counted: the sum is a lower bound on the sends
+//! made, and the tables mark it "≥" (`measure::Sends`).
 
 use std::{
     io::{BufRead, BufReader, Read, Write},
@@ -26,7 +35,7 @@ impl log::Log for InfoOnly {
 }
 
 /// A stand-in InfluxDB: accepts the metrics agent's line-protocol posts and sums the
-/// `num_packets` field (sends attempted) of our connection cache's points.
+/// `num_packets` field (sends finished, delivered or failed) of our connection cache's points.
 pub struct MetricsSink {
     sent: Arc<AtomicU64>,
 }

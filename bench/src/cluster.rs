@@ -1,20 +1,24 @@
 //! The cluster benchmark: the founding workload on equally staked validators whose leader changes
-//! every 4 slots (`txpace-localnet`, each node's TPU behind a relay), through txpace (at
-//! Agave's 100 tx/s and at its own default pace) and through Agave's
-//! `TpuClient::send_and_confirm_messages_with_spinner`, healthy and with one leader's TPU
+//! every 4 slots (`txpace-localnet`, each node's TPU behind a relay), through txpace (with
+//! `--rate 100`, Agave's pace, and with no `--rate`) and through Agave's two clients at the
+//! same pace — `TpuClient::send_and_confirm_messages_with_spinner` and `solana-tpu-client-next`
+//! driven as Agave's send-transaction service drives it — healthy and with one leader's TPU
 //! blackholed, in one run; and what the cluster itself costs on this machine (start time, CPU
 //! and memory of its nodes while idle).
 //!
-//! Every sender is counted the same way: landed transactions and the leader of each one's slot
-//! come from the chain (each signature's status and slot — txpace's from its report, Agave's
-//! from its payer's history — and `getSlotLeaders`), not from the sender's word; sends are
-//! counted per transaction per leader address for both: the streams in txpace's report and
-//! Agave's connection-cache packets (see `agave_metrics`). The workload is 2,000 transactions rather than 5,000: three
-//! validators and a sender share 2 cores.
+//! Every sender is counted the same way: landed transactions, one per unique message, and the
+//! leader of each one's slot come from the chain (txpace's by the status and slot of each
+//! signature in its report — it never re-signs; Agave's by its messages found in the run's
+//! blocks, a re-signed copy that landed too counted once — and `getSlotLeaders`), not from the
+//! sender's word; sends are counted per transaction per leader address for all: the streams
+//! in txpace's report and Agave's sends counted where each client makes them (`agave_sends`,
+//! `next_sends`). A sender whose process failed is shown as failed. Each ratio is txpace over
+//! the better Agave client of its case and round (`versus`), named in the line. The workload is 2,000 transactions rather
+//! than 5,000: three validators and a sender share 2 cores.
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::Serialize;
 use solana_client::rpc_client::RpcClient;
 use solana_commitment_config::CommitmentConfig;
@@ -24,14 +28,24 @@ use txpace::validator::{Localnet, LocalnetOptions};
 
 use crate::{
     agave_child,
-    chain::{fund_payer, landed_slots, per_leader, report_signatures, signatures_since},
-    measure::{self, Usage},
-    send::{Endpoint, generate, tempfile_dir, txpace_send},
+    chain::{fund_payer, landed_messages, landed_slots, per_leader, report_signatures},
+    markdown::{self, Section},
+    measure::{self, Sends, Usage},
+    next_child,
+    txpace_child::txpace_send,
+    versus::{self, Finish},
+    workload::{Endpoint, PACE_TPS, generate, tempfile_dir},
 };
 
 /// The contenders: txpace held to Agave's pace (its TpuClient sends one transaction every
-/// 10 ms), txpace at its default pace (the closed loop), and Agave.
-const SENDERS: [&str; 3] = ["txpace --rate 100", "txpace", "Agave TpuClient"];
+/// 10 ms), txpace with no `--rate` (its default pace: also 100 tx/s; the child is given an
+/// empty txpace.toml, see `child`), and Agave's two clients, tpu-client-next at 100 tx/s too.
+const SENDERS: [&str; 4] = [
+    "txpace --rate 100",
+    "txpace",
+    "Agave TpuClient",
+    next_child::NAME,
+];
 
 /// The node whose TPU is blackholed in the bad-leader case (not node 0, whose RPC both use).
 const BAD_NODE: usize = 1;
@@ -53,6 +67,9 @@ pub struct Args {
     /// Also write the figures as JSON here
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+    /// Also write the tables as Markdown here, headed by this command line
+    #[arg(long)]
+    markdown: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Serialize)]
@@ -74,10 +91,14 @@ struct Run {
     total: u64,
     wall_s: f64,
     cpu_s: f64,
-    sends: Option<u64>,
+    sends: Option<Sends>,
     sends_per_landed: Option<f64>,
     /// Landed transactions by the leader of their slot, in node order.
     landed_per_node: Vec<u64>,
+    /// Landings beyond the first of a message (Agave's re-signed copies).
+    duplicates: u64,
+    /// Why its process failed, when it did: its exit and the tail of its standard error.
+    failure: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -114,6 +135,12 @@ pub fn run(args: Args) -> Result<()> {
         &dir,
         "agave-payer.json",
     )?;
+    let (next_payer, next_keypair) = fund_payer(
+        &cluster.rpc_client(),
+        cluster.mint_keypair(),
+        &dir,
+        "next-payer.json",
+    )?;
 
     let mut runs = Vec::new();
     for case in ["healthy", "bad leader"] {
@@ -131,28 +158,51 @@ pub fn run(args: Args) -> Result<()> {
                     let name = format!("{case}-{round}-{i}.b64");
                     let file = generate(&ep, &dir, &name, args.count, 1)?;
                     let pace: Vec<&str> = pace.split_whitespace().collect();
-                    let (usage, report) = txpace_send(&ep, &file, &pace)?;
+                    let run = txpace_send(&ep, &file, &pace)?;
                     // Streams, not sends: a send goes to the current and the next leader, and
                     // Agave's packets are counted per leader address too.
-                    let sends = report["summary"]["streams"]["sent"].as_u64();
-                    let slots = landed_slots(&rpc, &report_signatures(&report)?)?;
+                    let sends = Sends::txpace(&run.report["summary"]);
+                    let slots = landed_slots(&rpc, &report_signatures(&run.report)?)?;
                     let per_node = per_leader(&rpc, &slots, &nodes)?;
-                    contender(case, round, sender, &usage, sends, per_node, args.count)
+                    let mut r =
+                        contender(case, round, sender, &run.usage, sends, per_node, args.count);
+                    r.failure = run.failure;
+                    r
                 } else {
                     let from = rpc.get_slot()?;
                     // Amounts no other run used: every run's transactions are new.
                     let base =
                         1_000_000 * u64::from(round) + if case == "healthy" { 0 } else { 500_000 };
-                    let agave =
-                        agave_child::send(&ep, &agave_keypair, args.count, base, |_| Ok(()))?;
-                    if let Some(e) = agave.error {
-                        bail!("agave-send failed: {e}");
-                    }
-                    let (usage, sends) = (agave.usage, agave.sends);
-                    let signatures = signatures_since(&rpc, &agave_payer.pubkey(), from)?;
-                    let slots = landed_slots(&rpc, &signatures)?;
-                    let per_node = per_leader(&rpc, &slots, &nodes)?;
-                    contender(case, round, sender, &usage, sends, per_node, args.count)
+                    let (agave, payer) = if sender == next_child::NAME {
+                        let run = next_child::send(
+                            &ep,
+                            &next_keypair,
+                            args.count,
+                            base,
+                            PACE_TPS,
+                            |_| Ok(()),
+                        )?;
+                        (run, next_payer.pubkey())
+                    } else {
+                        let run =
+                            agave_child::send(&ep, &agave_keypair, args.count, base, |_| Ok(()))?;
+                        (run, agave_payer.pubkey())
+                    };
+                    let expected = agave_child::expected(&payer, args.count, base);
+                    let landings = landed_messages(&rpc, from, &expected)?;
+                    let per_node = per_leader(&rpc, &landings.slots, &nodes)?;
+                    let mut r = contender(
+                        case,
+                        round,
+                        sender,
+                        &agave.usage,
+                        agave.sends,
+                        per_node,
+                        args.count,
+                    );
+                    r.duplicates = landings.duplicates;
+                    r.failure = agave.failure;
+                    r
                 };
                 runs.push(run);
             }
@@ -167,7 +217,10 @@ pub fn run(args: Args) -> Result<()> {
         cluster: cost,
         runs,
     };
-    print_table(&figures, &nodes, args.count);
+    markdown::emit(
+        &sections(&figures, &nodes, args.count),
+        args.markdown.as_deref(),
+    )?;
     if let Some(path) = args.json {
         std::fs::write(&path, serde_json::to_string_pretty(&figures)?)?;
     }
@@ -179,7 +232,7 @@ fn contender(
     round: u32,
     sender: &'static str,
     usage: &Usage,
-    sends: Option<u64>,
+    sends: Option<Sends>,
     landed_per_node: Vec<u64>,
     total: usize,
 ) -> Run {
@@ -195,6 +248,8 @@ fn contender(
         sends,
         sends_per_landed: measure::per_landed(sends, landed),
         landed_per_node,
+        duplicates: 0,
+        failure: None,
     }
 }
 
@@ -255,63 +310,126 @@ fn memory(pid: u32) -> Result<(f64, f64)> {
     Ok((kb("VmRSS:") / 1024.0, kb("VmHWM:") / 1024.0))
 }
 
-fn print_table(f: &Figures, nodes: &[Pubkey], n: usize) {
+/// The best Agave run of a case and round (`versus::best`), if one finished.
+fn best_agave<'a>(runs: &'a [Run], case: &str, round: u32) -> Option<&'a Run> {
+    versus::best(
+        runs.iter()
+            .filter(|a| a.case == case && a.round == round && a.sender.starts_with("Agave")),
+        |a| Finish {
+            wall_s: a.wall_s,
+            landed: a.landed,
+            total: a.total,
+            failed: a.failure.is_some(),
+        },
+    )
+}
+
+/// The ratio lines: each txpace run's wall time over the best Agave run of its case and round.
+fn ratio_lines(runs: &[Run]) -> Vec<String> {
+    runs.iter()
+        .filter(|t| t.sender.starts_with("txpace"))
+        .map(|t| {
+            let best = best_agave(runs, t.case, t.round).map(|a| (a.sender, a.wall_s));
+            format!(
+                "{}, round {}: {} / the best Agave contender, wall {}",
+                t.case,
+                t.round,
+                t.sender,
+                versus::ratio_words(t.wall_s, t.failure.is_some(), best)
+            )
+        })
+        .collect()
+}
+
+fn sections(f: &Figures, nodes: &[Pubkey], n: usize) -> Vec<Section> {
     let c = &f.cluster;
-    println!(
-        "\nCluster: {} validators (txpace-localnet), ready in {:.1} s; idle {:.2} CPU cores, \
+    let cost = Section::new(format!(
+        "Cluster: {} validators (txpace-localnet), ready in {:.1} s; idle {:.2} CPU cores, \
          RSS {:.0} MB (peak {:.0} MB)",
         c.nodes, c.startup_s, c.idle_cpu_cores, c.rss_mb, c.peak_rss_mb
-    );
-    println!(
-        "\nFounding workload on the cluster: {n} self-transfers (at 100 tx/s the bound N/rate is \
+    ));
+    let names: Vec<String> = (0..nodes.len()).map(|i| format!("node {i}")).collect();
+    let mut table = Section::new(format!(
+        "Founding workload on the cluster: {n} self-transfers (at 100 tx/s the bound N/rate is \
          {:.1} s); node {BAD_NODE}'s TPU blackholed in the bad-leader case",
         n as f64 / 100.0
-    );
-    let names: Vec<String> = (0..nodes.len()).map(|i| format!("node {i}")).collect();
-    println!(
-        "{:<11} {:>5} {:<18} {:>11} {:>7} {:>6} {:>7} {:>8}  landed per leader ({})",
-        "case",
-        "round",
-        "sender",
-        "landed",
-        "wall s",
-        "CPU s",
-        "sends",
-        "sends/tx",
-        names.join(", ")
-    );
+    ))
+    .left("case")
+    .right("round")
+    .left("sender")
+    .right("landed")
+    .right("wall s")
+    .right("CPU s")
+    .right("sends")
+    .right("sends/tx")
+    .left(&format!("landed per leader ({})", names.join(", ")))
+    .left("note");
     for r in &f.runs {
-        println!(
-            "{:<11} {:>5} {:<18} {:>11} {:>7.1} {:>6.2} {:>7} {:>8}  {}",
-            r.case,
-            r.round,
-            r.sender,
+        table.row(vec![
+            r.case.to_string(),
+            r.round.to_string(),
+            r.sender.to_string(),
             format!("{}/{}", r.landed, r.total),
-            r.wall_s,
-            r.cpu_s,
-            r.sends.map_or("n/a".into(), |s| s.to_string()),
-            r.sends_per_landed
-                .map_or("n/a".into(), |v| format!("{v:.3}")),
+            format!("{:.1}", r.wall_s),
+            format!("{:.2}", r.cpu_s),
+            Sends::show(r.sends),
+            Sends::show_per_landed(r.sends, r.landed),
             r.landed_per_node
                 .iter()
                 .map(u64::to_string)
                 .collect::<Vec<_>>()
-                .join(" / ")
-        );
+                .join(" / "),
+            measure::row_note(r.failure.as_deref(), r.duplicates)
+                .trim()
+                .to_string(),
+        ]);
     }
-    for t in f.runs.iter().filter(|r| r.sender.starts_with("txpace")) {
-        if let Some(a) = f
-            .runs
-            .iter()
-            .find(|a| a.case == t.case && a.round == t.round && a.sender.starts_with("Agave"))
-        {
-            println!(
-                "{}, round {}: {} / Agave wall {:.3}",
-                t.case,
-                t.round,
-                t.sender,
-                t.wall_s / a.wall_s.max(0.001)
-            );
-        }
+    table.note("(sends: per transaction per leader address, counted where each sender makes them)");
+    for line in ratio_lines(&f.runs) {
+        table.note(line);
+    }
+    vec![cost, table]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(case: &'static str, sender: &'static str, wall_s: f64, failed: bool) -> Run {
+        let usage = Usage {
+            wall_s,
+            cpu_s: 1.0,
+            peak_rss_mb: 30.0,
+        };
+        let mut r = contender(case, 1, sender, &usage, None, vec![2000], 2000);
+        r.failure = failed.then(|| "exit 1: gave up".into());
+        r
+    }
+
+    /// Each txpace run over the best Agave run of its case and round, named; none when
+    /// every Agave run of that case failed.
+    #[test]
+    fn each_ratio_is_over_the_best_agave_run_of_its_case() {
+        let runs = [
+            run("healthy", "txpace", 20.4, false),
+            run("healthy", "Agave TpuClient", 24.0, false),
+            run("healthy", next_child::NAME, 20.2, false),
+            run("bad leader", "txpace", 21.0, false),
+            run("bad leader", "Agave TpuClient", 30.0, true),
+            run("bad leader", next_child::NAME, 22.0, true),
+        ];
+        assert_eq!(
+            ratio_lines(&runs),
+            vec![
+                format!(
+                    "healthy, round 1: txpace / the best Agave contender, wall {:.3} (vs {})",
+                    20.4 / 20.2,
+                    next_child::NAME
+                ),
+                "bad leader, round 1: txpace / the best Agave contender, wall none (every Agave \
+                 run failed)"
+                    .to_string(),
+            ]
+        );
     }
 }

@@ -4,8 +4,8 @@
 //! TPU client, then `DeployWithMaxDataLen` — on the same validator in one run, each as a
 //! measured child process.
 //!
-//! Sends per landed write: txpace counts its own sends (its report); Agave's are counted by its
-//! QUIC connection cache (`agave_metrics`).
+//! Sends per landed write, per transaction per leader address for both: txpace's streams (its
+//! report); Agave's counted by its QUIC connection cache (`agave_metrics`; a lower bound, "≥").
 
 use std::{
     path::{Path, PathBuf},
@@ -38,8 +38,10 @@ use txpace::{
 };
 
 use crate::agave_metrics::MetricsSink;
-use crate::measure::{self, Usage, txpace_bin};
-use crate::send::start_validator;
+use crate::child;
+use crate::markdown::{self, Section};
+use crate::measure::{self, Sends, Usage};
+use crate::workload::start_validator;
 
 /// Name of the Agave child's connection cache, and of the metrics points it reports.
 const AGAVE_CACHE: &str = "txpace-bench-agave-deploy";
@@ -55,6 +57,9 @@ pub struct Args {
     /// Also write the figures as JSON here
     #[arg(long)]
     json: Option<PathBuf>,
+    /// Also write the table as Markdown here, headed by this command line
+    #[arg(long)]
+    markdown: Option<PathBuf>,
     /// (internal) run Agave's deploy path as the measured child, against this RPC URL
     #[arg(long, hide = true, requires_all = ["ws", "keypair"])]
     agave_child: Option<String>,
@@ -72,9 +77,11 @@ struct Contender {
     writes_s: f64,
     writes: u64,
     landed_writes: u64,
-    sends: Option<u64>,
+    sends: Option<Sends>,
     sends_per_landed: Option<f64>,
     deployed: bool,
+    /// Why its process failed, when it did: its exit and the tail of its standard error.
+    failure: Option<String>,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -97,7 +104,10 @@ pub fn run(args: Args) -> Result<()> {
         contenders.push(agave_deploy(&v, &program)?);
     }
     contenders.push(txpace_deploy(&v, &dir, &program, "max")?);
-    print_table(&contenders, bytes.len());
+    markdown::emit(
+        &[section(&contenders, bytes.len())],
+        args.markdown.as_deref(),
+    )?;
     if let Some(path) = args.json {
         std::fs::write(&path, serde_json::to_string_pretty(&contenders)?)?;
     }
@@ -137,26 +147,21 @@ fn txpace_deploy(v: &LocalValidator, dir: &Path, program: &Path, rate: &str) -> 
     let so = dir.join(format!("program-{rate}.so"));
     std::fs::copy(program, &so)?;
     let report = dir.join(format!("deploy-{rate}.report.json"));
-    let config = dir.join("empty-cli-config.yml");
-    std::fs::write(&config, "")?;
-    let mut cmd = Command::new(txpace_bin()?);
-    cmd.arg("--config")
-        .arg(&config)
-        .args([
-            "deploy",
-            "--no-tui",
-            "--url",
-            &v.rpc_url(),
-            "--ws",
-            &v.ws_url(),
-        ])
-        .arg(&so)
-        .args(["--rate", rate])
-        .arg("--keypair")
-        .arg(v.mint_keypair_path())
-        .arg("--report")
-        .arg(&report)
-        .env("XDG_DATA_HOME", dir);
+    let mut cmd = child::txpace()?;
+    cmd.args([
+        "deploy",
+        "--no-tui",
+        "--url",
+        &v.rpc_url(),
+        "--ws",
+        &v.ws_url(),
+    ])
+    .arg(&so)
+    .args(["--rate", rate])
+    .arg("--keypair")
+    .arg(v.mint_keypair_path())
+    .arg("--report")
+    .arg(&report);
     eprintln!("txpace deploy --rate {rate}…");
     let done = measure::run(&mut cmd)?;
     eprintln!("{}", done.stdout.trim_end());
@@ -168,6 +173,8 @@ fn txpace_deploy(v: &LocalValidator, dir: &Path, program: &Path, rate: &str) -> 
         .and_then(|p| p.iter().find(|p| p["name"] == "writes"))
         .map(|p| &p["report"]["summary"])
         .context("no writes phase in the report")?;
+    let landed_writes = writes["confirmed"].as_u64().unwrap_or(0);
+    let sends = Sends::txpace(writes);
     Ok(Contender {
         name: if rate == "max" {
             "txpace deploy --rate max"
@@ -177,15 +184,16 @@ fn txpace_deploy(v: &LocalValidator, dir: &Path, program: &Path, rate: &str) -> 
         usage: done.usage,
         writes_s: writes["elapsed_s"].as_f64().unwrap_or(0.0),
         writes: writes["total"].as_u64().unwrap_or(0),
-        landed_writes: writes["confirmed"].as_u64().unwrap_or(0),
-        sends: writes["sends"].as_u64(),
-        sends_per_landed: writes["sends_per_landed"].as_f64(),
+        landed_writes,
+        sends,
+        sends_per_landed: measure::per_landed(sends, landed_writes),
         deployed: done.status.success() && r["outcome"] == "deployed",
+        failure: measure::failure(done.status, &done.stderr, &[0]),
     })
 }
 
 fn agave_deploy(v: &LocalValidator, program: &Path) -> Result<Contender> {
-    let mut cmd = Command::new(std::env::current_exe()?);
+    let mut cmd = child::command(std::env::current_exe()?)?;
     cmd.args(["deploy", "--agave-child", &v.rpc_url(), "--ws", &v.ws_url()])
         .arg("--keypair")
         .arg(v.mint_keypair_path())
@@ -193,9 +201,7 @@ fn agave_deploy(v: &LocalValidator, program: &Path) -> Result<Contender> {
         .arg(program);
     eprintln!("Agave send_and_confirm_transactions_in_parallel_v2…");
     let done = measure::run(&mut cmd)?;
-    if !done.status.success() {
-        eprintln!("agave deploy child failed:\n{}", done.stderr);
-    }
+    let failure = measure::failure(done.status, &done.stderr, &[0]);
     let field = |name: &str| -> Option<f64> {
         done.stdout
             .lines()
@@ -205,7 +211,7 @@ fn agave_deploy(v: &LocalValidator, program: &Path) -> Result<Contender> {
     usage.wall_s -= field("metrics_wait_s ").unwrap_or(0.0);
     let writes = field("writes ").unwrap_or(0.0) as u64;
     let landed = field("landed ").unwrap_or(0.0) as u64;
-    let sends = field("sent_packets ").map(|s| s as u64);
+    let sends = field("sent_packets ").map(|s| Sends::lower_bound(s as u64));
     Ok(Contender {
         name: "Agave send_and_confirm_transactions_in_parallel_v2",
         usage,
@@ -215,52 +221,69 @@ fn agave_deploy(v: &LocalValidator, program: &Path) -> Result<Contender> {
         sends,
         sends_per_landed: measure::per_landed(sends, landed),
         deployed: done.status.success() && done.stdout.lines().any(|l| l.starts_with("deployed ")),
+        failure,
     })
 }
 
-fn print_table(c: &[Contender], len: usize) {
-    println!("\nDeploy of a {len}-byte program on one local validator");
-    println!(
-        "{:<52} {:>8} {:>8} {:>11} {:>7} {:>8} {:>9} {:>9}",
-        "deployer", "total s", "writes s", "writes", "CPU s", "peak MB", "sends", "sends/tx"
-    );
+fn section(c: &[Contender], len: usize) -> Section {
+    let mut t = Section::new(format!(
+        "Deploy of a {len}-byte program on one local validator"
+    ))
+    .left("deployer")
+    .right("total s")
+    .right("writes s")
+    .right("writes")
+    .right("CPU s")
+    .right("peak MB")
+    .right("sends")
+    .right("sends/tx")
+    .left("note");
     for x in c {
-        println!(
-            "{:<52} {:>8.1} {:>8.1} {:>11} {:>7.2} {:>8.1} {:>9} {:>9}{}",
-            x.name,
-            x.usage.wall_s,
-            x.writes_s,
+        t.row(vec![
+            x.name.to_string(),
+            format!("{:.1}", x.usage.wall_s),
+            format!("{:.1}", x.writes_s),
             format!("{}/{}", x.landed_writes, x.writes),
-            x.usage.cpu_s,
-            x.usage.peak_rss_mb,
-            x.sends.map_or("n/a".into(), |s| s.to_string()),
-            x.sends_per_landed
-                .map_or("n/a".to_string(), |v| format!("{v:.3}")),
-            if x.deployed { "" } else { "  (NOT deployed)" }
-        );
+            format!("{:.2}", x.usage.cpu_s),
+            format!("{:.1}", x.usage.peak_rss_mb),
+            Sends::show(x.sends),
+            Sends::show_per_landed(x.sends, x.landed_writes),
+            format!(
+                "{}{}",
+                if x.deployed { "" } else { "(NOT deployed)" },
+                measure::row_note(x.failure.as_deref(), 0)
+            )
+            .trim()
+            .to_string(),
+        ]);
     }
+    t.note(
+        "(sends: per transaction per leader address; \"≥\": Agave's count leaves out sends its \
+         own 5 s timeout dropped)",
+    );
     let Some(a) = c.iter().find(|x| x.name.starts_with("Agave")) else {
-        return;
+        return t;
     };
     let ratio = |t: f64, a: f64| t / a.max(0.001);
-    for t in c.iter().filter(|x| !x.name.starts_with("Agave")) {
-        println!(
+    for x in c.iter().filter(|x| !x.name.starts_with("Agave")) {
+        t.note(format!(
             "{} / Agave: total {:.3}, writes {:.3}, CPU {:.2}, memory {:.2}",
-            t.name,
-            ratio(t.usage.wall_s, a.usage.wall_s),
-            ratio(t.writes_s, a.writes_s),
-            ratio(t.usage.cpu_s, a.usage.cpu_s),
-            ratio(t.usage.peak_rss_mb, a.usage.peak_rss_mb)
-        );
+            x.name,
+            ratio(x.usage.wall_s, a.usage.wall_s),
+            ratio(x.writes_s, a.writes_s),
+            ratio(x.usage.cpu_s, a.usage.cpu_s),
+            ratio(x.usage.peak_rss_mb, a.usage.peak_rss_mb)
+        ));
     }
     // The goal is for the default pace (`--rate max`), the deploy a user gets.
-    if let Some(t) = c.iter().find(|x| x.name.ends_with("--rate max")) {
-        let r = ratio(t.usage.wall_s, a.usage.wall_s);
-        println!(
+    if let Some(x) = c.iter().find(|x| x.name.ends_with("--rate max")) {
+        let r = ratio(x.usage.wall_s, a.usage.wall_s);
+        t.note(format!(
             "goal whole deploy ≤ 0.8 × Agave at the default pace: {} ({r:.3})",
-            measure::verdict(r <= 0.8 && t.deployed)
-        );
+            measure::verdict(r <= 0.8 && x.deployed)
+        ));
     }
+    t
 }
 
 /// Agave's deploy path, as `solana program deploy` runs it: the buffer over RPC, the writes

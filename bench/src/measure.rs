@@ -105,12 +105,127 @@ pub(crate) fn wait(mut child: Child, started: Instant) -> Result<Finished> {
     })
 }
 
-/// Sends per landed transaction, counted the same way for every contender; `None` when the
-/// sends were not counted or nothing landed.
-pub fn per_landed(sends: Option<u64>, landed: u64) -> Option<f64> {
+/// Sends in the one unit every contender is counted in: transactions handed to a QUIC
+/// connection, one per transaction per leader address — txpace's streams (its report's
+/// `streams.sent`), the Agave TpuClient's sends counted where it makes them (`agave_sends`),
+/// Agave's deploy path's connection-cache packets (`agave_metrics`, a lower bound).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Sends {
+    pub count: u64,
+    /// The count is a lower bound: Agave's connection cache counts a send when the send
+    /// finishes (delivered or failed), and Agave's clients drop a send still unfinished after
+    /// their own 5 s timeout, so such a send is never counted. Shown with "≥".
+    pub at_least: bool,
+}
+
+impl Sends {
+    /// txpace's streams, from the `summary` of its report.
+    pub fn txpace(summary: &serde_json::Value) -> Option<Sends> {
+        summary["streams"]["sent"].as_u64().map(Sends::counted)
+    }
+
+    /// Every send made, counted where it was made.
+    pub fn counted(count: u64) -> Sends {
+        Sends {
+            count,
+            at_least: false,
+        }
+    }
+
+    /// Agave's connection-cache packets (a lower bound, see [`Sends::at_least`]).
+    pub fn lower_bound(count: u64) -> Sends {
+        Sends {
+            count,
+            at_least: true,
+        }
+    }
+
+    fn mark(self) -> &'static str {
+        if self.at_least { "≥" } else { "" }
+    }
+
+    /// The count for a table cell: "n/a" when not counted, "≥" before a lower bound.
+    pub fn show(sends: Option<Sends>) -> String {
+        sends.map_or("n/a".into(), |s| format!("{}{}", s.mark(), s.count))
+    }
+
+    /// Sends per landed transaction for a table cell, as [`Sends::show`] marks it.
+    pub fn show_per_landed(sends: Option<Sends>, landed: u64) -> String {
+        match (sends, per_landed(sends, landed)) {
+            (Some(s), Some(v)) => format!("{}{v:.3}", s.mark()),
+            _ => "n/a".into(),
+        }
+    }
+}
+
+/// Sends per landed transaction; `None` when the sends were not counted or nothing landed.
+pub fn per_landed(sends: Option<Sends>, landed: u64) -> Option<f64> {
     sends
         .filter(|_| landed > 0)
-        .map(|s| s as f64 / landed as f64)
+        .map(|s| s.count as f64 / landed as f64)
+}
+
+/// `a / b`, a contender's figure over another's (a zero `b` taken as 1 ms / 1 ms of CPU / …,
+/// so a ratio is never infinite).
+pub fn ratio(a: f64, b: f64) -> f64 {
+    a / b.max(0.001)
+}
+
+/// Transactions landed per second of the process's wall time: the one clock every contender's
+/// rate is taken from.
+pub fn landed_per_s(landed: u64, usage: &Usage) -> f64 {
+    landed as f64 / usage.wall_s.max(0.001)
+}
+
+/// The lowest and the highest of `v` (infinite both ways when it is empty).
+pub fn spread(v: &[f64]) -> (f64, f64) {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (lo, hi)
+}
+
+/// Why a child counts as failed, or `None` when it finished its run: an exit code outside
+/// `finished` (txpace finishes with 0, or 1 when some transactions failed or expired; Agave's
+/// contenders with 0) or a signal, with the last lines of its standard error. A failed child is
+/// shown as failed beside whatever the chain holds of its run, never as a run that landed
+/// nothing.
+pub fn failure(status: ExitStatus, stderr: &str, finished: &[i32]) -> Option<String> {
+    use std::os::unix::process::ExitStatusExt;
+    let how = match (status.code(), status.signal()) {
+        (Some(c), _) if finished.contains(&c) => return None,
+        (Some(c), _) => format!("exit {c}"),
+        (None, Some(sig)) => format!("killed by signal {sig}"),
+        (None, None) => "ended without an exit code".to_string(),
+    };
+    Some(format!("{how}: {}", stderr_tail(stderr, 3)))
+}
+
+/// What a table row says after its figures: that its process failed and why, and how many
+/// re-signed copies of its messages landed besides the ones counted. Empty for a run that
+/// finished with each message landed at most once.
+pub fn row_note(failure: Option<&str>, duplicates: u64) -> String {
+    let mut note = String::new();
+    if duplicates > 0 {
+        note += &format!("  (+{duplicates} re-signed copies landed, each message counted once)");
+    }
+    if let Some(f) = failure {
+        note += &format!("  FAILED: {f}");
+    }
+    note
+}
+
+/// The last `lines` non-empty lines of a child's standard error, joined with " / ", or
+/// "no output".
+pub fn stderr_tail(stderr: &str, lines: usize) -> String {
+    let tail: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if tail.is_empty() {
+        return "no output".into();
+    }
+    tail[tail.len().saturating_sub(lines)..].join(" / ")
 }
 
 /// How a goal line says whether its goal held, the same in every benchmark.
@@ -133,4 +248,104 @@ pub fn txpace_bin() -> Result<PathBuf> {
         );
     }
     Ok(bin)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+
+    use super::*;
+
+    /// An exit status as `wait` reports it: `code` for an exit, or killed by `signal`.
+    fn exited(code: i32) -> ExitStatus {
+        ExitStatus::from_raw(code << 8)
+    }
+
+    #[test]
+    fn a_finished_exit_is_no_failure_and_any_other_is_one_with_its_stderr_tail() {
+        assert_eq!(failure(exited(0), "", &[0]), None);
+        assert_eq!(failure(exited(1), "lost some", &[0, 1]), None);
+        assert_eq!(
+            failure(exited(3), "starting\n\nrpc unreachable\n", &[0, 1]).as_deref(),
+            Some("exit 3: starting / rpc unreachable")
+        );
+        assert_eq!(
+            failure(ExitStatus::from_raw(9), "", &[0]).as_deref(),
+            Some("killed by signal 9: no output")
+        );
+    }
+
+    #[test]
+    fn the_stderr_tail_is_its_last_non_empty_lines() {
+        assert_eq!(stderr_tail("a\nb\n\nc\nd\n", 3), "b / c / d");
+        assert_eq!(stderr_tail("  only  \n", 3), "only");
+        assert_eq!(stderr_tail("\n \n", 3), "no output");
+    }
+
+    #[test]
+    fn sends_per_landed_is_sends_over_landed_and_marks_a_lower_bound() {
+        let txpace = Sends::txpace(&serde_json::json!({"streams": {"sent": 3000}}));
+        assert_eq!(
+            txpace,
+            Some(Sends {
+                count: 3000,
+                at_least: false
+            })
+        );
+        assert_eq!(per_landed(txpace, 1500), Some(2.0));
+        assert_eq!(Sends::show(txpace), "3000");
+        assert_eq!(Sends::show_per_landed(txpace, 1500), "2.000");
+        let agave = Some(Sends::lower_bound(3015));
+        assert_eq!(Sends::show(agave), "≥3015");
+        assert_eq!(Sends::show_per_landed(agave, 1500), "≥2.010");
+        // Nothing landed, or nothing counted: no figure.
+        assert_eq!(per_landed(agave, 0), None);
+        assert_eq!(Sends::show_per_landed(agave, 0), "n/a");
+        assert_eq!(Sends::show(None), "n/a");
+        assert_eq!(Sends::txpace(&serde_json::json!({"sends": 5})), None);
+    }
+
+    #[test]
+    fn ratios_divide_and_never_by_zero() {
+        assert_eq!(ratio(50.4, 50.0), 50.4 / 50.0);
+        assert_eq!(ratio(1.0, 0.0), 1000.0);
+    }
+
+    /// The `--rate max` figure: landed over the process's wall time (5,000 in 6.3 s is 794/s,
+    /// not the 811/s of the report's shorter elapsed time).
+    #[test]
+    fn a_landed_rate_is_over_the_process_wall_time() {
+        let usage = Usage {
+            wall_s: 6.3,
+            cpu_s: 1.0,
+            peak_rss_mb: 30.0,
+        };
+        assert_eq!(landed_per_s(5000, &usage), 5000.0 / 6.3);
+        assert_eq!(format!("{:.0}", landed_per_s(5000, &usage)), "794");
+    }
+
+    #[test]
+    fn the_spread_is_the_lowest_and_highest() {
+        assert_eq!(spread(&[1.02, 0.98, 1.0]), (0.98, 1.02));
+        assert_eq!(spread(&[]), (f64::INFINITY, f64::NEG_INFINITY));
+    }
+
+    #[test]
+    fn a_verdict_says_met_or_not_met() {
+        assert_eq!(verdict(true), "met");
+        assert_eq!(verdict(false), "NOT met");
+    }
+
+    #[test]
+    fn a_row_note_names_a_failure_and_re_signed_copies() {
+        assert_eq!(row_note(None, 0), "");
+        assert_eq!(
+            row_note(Some("exit 3: rpc unreachable"), 0),
+            "  FAILED: exit 3: rpc unreachable"
+        );
+        assert_eq!(
+            row_note(None, 14),
+            "  (+14 re-signed copies landed, each message counted once)"
+        );
+    }
 }

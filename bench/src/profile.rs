@@ -13,8 +13,10 @@ use anyhow::{Context, Result, bail};
 use txpace::validator::ValidatorOptions;
 
 use crate::{
+    child,
+    markdown::{self, Section},
     measure::txpace_bin,
-    send::{Endpoint, generate, start_validator, tempfile_dir},
+    workload::{Endpoint, generate, start_validator, tempfile_dir},
 };
 
 #[derive(clap::Args)]
@@ -25,6 +27,9 @@ pub struct Args {
     /// Samples per second of CPU time
     #[arg(long, default_value_t = 999)]
     frequency: u32,
+    /// Also write the table as Markdown here, headed by this command line
+    #[arg(long)]
+    markdown: Option<std::path::PathBuf>,
 }
 
 /// The parts a sample is filed under: the first whose marker appears in its stack (leaf to
@@ -73,13 +78,16 @@ pub fn run(args: Args) -> Result<()> {
     let ep = Endpoint::of_validator(&v);
     let file = generate(&ep, &dir, "profile.b64", args.count, 1)?;
     let data = dir.join("perf.data");
-    let status = Command::new("perf")
+    let sandbox = child::sandbox()?;
+    let status = sandbox
+        .command("perf")
         .args(["record", "-q", "-e", "cpu-clock", "-F"])
         .arg(args.frequency.to_string())
         .args(["--call-graph", "dwarf,32768", "-o"])
         .arg(&data)
         .arg("--")
         .arg(txpace_bin()?)
+        .args(sandbox.txpace_globals())
         .args([
             "send", "--no-tui", "--rate", "100", "--url", &ep.rpc, "--ws", &ep.ws,
         ])
@@ -92,7 +100,9 @@ pub fn run(args: Args) -> Result<()> {
     if !status.success() {
         bail!("perf record of txpace send failed ({status})");
     }
-    let mut script = Command::new("perf")
+    // In the sandbox too: perf keeps the build ids of what it recorded under its HOME.
+    let mut script = sandbox
+        .command("perf")
         .args(["script", "-F", "comm,ip,sym", "-i"])
         .arg(&data)
         .stdout(Stdio::piped())
@@ -105,23 +115,27 @@ pub fn run(args: Args) -> Result<()> {
     if total == 0 {
         bail!("perf recorded no samples of txpace");
     }
-    println!(
-        "\nWhere txpace's CPU goes: {} self-transfers at 100 tx/s, headless, {} samples at {} Hz ({:.2} s of CPU)",
+    let mut table = Section::new(format!(
+        "Where txpace's CPU goes: {} self-transfers at 100 tx/s, headless, {} samples at {} Hz \
+         ({:.2} s of CPU)",
         args.count,
         total,
         args.frequency,
         total as f64 / f64::from(args.frequency)
-    );
+    ))
+    .right("share")
+    .right("CPU s")
+    .left("part");
     let mut rows: Vec<(&str, u64)> = per_part.into_iter().collect();
     rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     for (part, n) in rows {
-        println!(
-            "  {:>5.1}%  {:>5.2} s  {part}",
-            100.0 * n as f64 / total as f64,
-            n as f64 / f64::from(args.frequency)
-        );
+        table.row(vec![
+            format!("{:.1}%", 100.0 * n as f64 / total as f64),
+            format!("{:.2}", n as f64 / f64::from(args.frequency)),
+            part.to_string(),
+        ]);
     }
-    Ok(())
+    markdown::emit(&[table], args.markdown.as_deref())
 }
 
 /// Samples per part, and in all, from `perf script` output: a header line per sample, then

@@ -32,7 +32,9 @@ use solana_poh_config::PohConfig;
 use solana_rpc_client::rpc_client::RpcClient;
 use solana_signer::Signer;
 
-use crate::{manifest::NodeEntry, relay::Relay};
+use txpace_relay::{LinkSpec, Relays};
+
+use crate::manifest::NodeEntry;
 
 /// What `txpace-localnet` starts.
 #[derive(Debug, Clone)]
@@ -126,12 +128,18 @@ pub fn node_keypair_file(i: usize) -> String {
     format!("node-{i}.json")
 }
 
-/// Puts a relay in front of every node's TPU QUIC port and has the node advertise the relay (see
-/// [`crate::relay`]); returns them in manifest order.
-pub fn front_with_relays(running: &mut Running) -> Result<Vec<Relay>> {
-    let mut relays = Vec::with_capacity(running.nodes.len());
-    for (node, key) in running.nodes.iter_mut().zip(&running.keys) {
-        let relay = Relay::start(node.tpu_quic)?;
+/// Puts a relay in front of every node's TPU QUIC port, node K's with link `links[K]`, and has
+/// the node advertise the relay (see `txpace_relay`); `relays` gets them in manifest order.
+pub fn front_with_relays(
+    running: &mut Running,
+    relays: &mut Relays,
+    links: Vec<LinkSpec>,
+) -> Result<()> {
+    for ((node, key), link) in running.nodes.iter_mut().zip(&running.keys).zip(links) {
+        let described = link.to_string();
+        let addr = relays
+            .add(node.tpu_quic, link)
+            .map_err(|e| anyhow!("starting {}'s TPU relay: {e}", node.identity))?;
         let validator = running
             .cluster
             .validators
@@ -140,12 +148,12 @@ pub fn front_with_relays(running: &mut Running) -> Result<Vec<Relay>> {
             .ok_or_else(|| anyhow!("node {} is not running", node.identity))?;
         validator
             .cluster_info
-            .set_tpu_quic(relay.addr())
+            .set_tpu_quic(addr)
             .map_err(|e| anyhow!("advertising {}'s relay: {e:?}", node.identity))?;
-        node.tpu_quic = relay.addr();
-        relays.push(relay);
+        node.tpu_quic = addr;
+        node.link = Some(described);
     }
-    Ok(relays)
+    Ok(())
 }
 
 fn cluster_config(shape: &Shape, keys: &[ValidatorKeys]) -> ClusterConfig {

@@ -2,9 +2,14 @@
 //!
 //! ```json
 //! {"nodes":[{"identity":"…","rpc":"http://127.0.0.1:…","ws":"ws://127.0.0.1:…",
-//!            "tpu_quic":"127.0.0.1:…","identity_keypair":"DIR/node-0.json"}],
+//!            "tpu_quic":"127.0.0.1:…","identity_keypair":"DIR/node-0.json",
+//!            "link":"rtt:20ms,jitter:2ms,loss:0.1%"}],
 //!  "mint":"DIR/mint.json"}
 //! ```
+//!
+//! With `--rpc-rtt`, `rpc` and `ws` are delaying proxies in front of the node's own ports.
+//! `link` is there only with relays: the link the node's relay was started with (`off` for
+//! none; a `link` command changes it later, and `stats` tells the current one).
 //!
 //! It is written to a temporary name and renamed, so a reader that sees the file sees all of it:
 //! its appearance is the cluster's "ready".
@@ -34,6 +39,9 @@ pub struct NodeEntry {
     pub tpu_quic: SocketAddr,
     /// The node's identity keypair: a staked QUIC identity for clients (`txpace --identity`).
     pub identity_keypair: PathBuf,
+    /// The link of the node's TPU relay at the start, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 impl NodeEntry {
@@ -50,6 +58,7 @@ impl NodeEntry {
             ws: format!("ws://{ws}"),
             tpu_quic,
             identity_keypair,
+            link: None,
         }
     }
 }

@@ -1,18 +1,11 @@
 //! `txpace completions [SHELL]`: the completion script for a shell, on stdout, so it can be
-//! piped or redirected wherever that shell looks for completions (see [`INSTALL`]).
+//! piped or redirected wherever that shell looks for completions (see [`crate::cli::COMPLETIONS_INSTALL`]).
 
 use anyhow::Result;
 use clap::CommandFactory;
 use clap_complete::Shell;
 
 use crate::{cli::Cli, exit};
-
-/// Where each shell's script goes, for `txpace completions --help` and the README.
-pub const INSTALL: &str = "Install:
-  bash  txpace completions bash > ~/.local/share/bash-completion/completions/txpace
-  zsh   txpace completions zsh > ~/.zfunc/_txpace   (with fpath+=~/.zfunc before compinit in ~/.zshrc)
-  fish  txpace completions fish > ~/.config/fish/completions/txpace.fish
-  elvish, powershell: source the output from the shell's startup file";
 
 pub fn run(shell: Option<Shell>) -> Result<u8> {
     let Some(shell) = shell.or_else(Shell::from_env) else {

@@ -16,7 +16,7 @@ use crate::{
     config::{Commitment, Resolved},
     source::{self, LoadedTx},
     validator::{
-        LocalValidator, Localnet, LocalnetOptions,
+        LocalValidator, Localnet, LocalnetOptions, ValidatorError,
         locate::{LOCALNET, Program, TEST_VALIDATOR, locate_program},
     },
     workload::{build_self_transfers, wire_bytes},
@@ -107,7 +107,22 @@ impl Chain {
 }
 
 pub fn run(global: &GlobalOpts, args: DemoArgs) -> Result<u8> {
-    let chain = Chain::start(args.nodes)?;
+    // From the first validator's start to the last one's removal, Ctrl-C, SIGTERM and a
+    // hang-up stop the demo the way `q` does: no validator or ledger is left behind.
+    let _signals = crate::interrupt::handle();
+    let chain = match Chain::start(args.nodes) {
+        Err(e)
+            if e.chain()
+                .any(|c| matches!(c.downcast_ref(), Some(ValidatorError::Interrupted))) =>
+        {
+            if crate::interrupt::requested() == Some(crate::interrupt::Reason::HangUp) {
+                crate::interrupt::detach_dead_outputs();
+            }
+            eprintln!("demo: {e:#}; nothing was sent");
+            return Ok(crate::exit::INTERRUPTED);
+        }
+        other => other?,
+    };
     let txs = workload(&chain, &args)?;
     let mut opts = args.send;
     if args.staked {

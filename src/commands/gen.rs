@@ -17,6 +17,7 @@ use solana_signer::Signer;
 
 use crate::{
     cli::{GenArgs, GlobalOpts, OutputFormat, UnitPrice},
+    commands::blocking::block_on,
     config,
     deploy::{
         compute::{PriceSource, recent_price},
@@ -81,11 +82,13 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
     };
     let (cu_price, price_source) = match args.cu_price {
         UnitPrice::Fixed(p) => (p, PriceSource::Flag),
-        UnitPrice::Auto => {
-            recent_price(&rpc, &written, args.fee_percentile).with_context(|| {
-                format!("getRecentPrioritizationFees at {url} for --with-compute-unit-price auto")
-            })?
-        }
+        UnitPrice::Auto => block_on(
+            &rpc,
+            recent_price(rpc.get_inner_client(), &written, args.fee_percentile),
+        )
+        .with_context(|| {
+            format!("getRecentPrioritizationFees at {url} for --with-compute-unit-price auto")
+        })?,
     };
     let fee = fee_per_transaction(cu_price, args.cu_limit);
 

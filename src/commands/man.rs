@@ -13,11 +13,6 @@ use clap_mangen::{
 
 use crate::{cli::Cli, exit};
 
-/// Where the pages go, for `txpace man --help` and the README.
-pub const INSTALL: &str = "Install:
-  txpace man --dir ~/.local/share/man/man1   (then: man txpace, man txpace-send)
-  txpace man send | man -l -                 (read one page without installing)";
-
 pub fn run(command: Option<&str>, dir: Option<&Path>) -> Result<u8> {
     if let Some(dir) = dir {
         std::fs::create_dir_all(dir)

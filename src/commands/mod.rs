@@ -1,9 +1,11 @@
 //! One module per subcommand; each exposes `run`, returning the process exit code.
 
+mod blocking;
 pub mod completions;
 pub mod config;
 pub mod demo;
 pub mod deploy;
+pub mod exit_code;
 pub mod r#gen;
 pub mod inspect;
 pub mod man;

@@ -1,7 +1,7 @@
 //! `txpace send FILE...`: validate everything, then pace it onto the cluster over QUIC, with the
 //! dashboard on a terminal or progress lines without one, and a JSON report at the end.
 
-use std::{sync::Arc, time::Duration};
+use std::{net::IpAddr, sync::Arc, time::Duration};
 
 use anyhow::{Context, Result};
 use solana_keypair::Keypair;
@@ -12,8 +12,13 @@ use crate::{
     cli::{GlobalOpts, OutputMode, RateArg, Route, SendArgs, SendOpts},
     config::{self, Resolved},
     engine::{
-        self, EngineConfig, Prior, RunOutcome, net::Transport, quic::QuicTransport, rpc::RpcChain,
-        rpc_send::RpcSend, slots::spawn_slot_feed, snapshot::RateTarget,
+        self, EngineConfig, Prior, RunOutcome,
+        net::Transport,
+        quic::{QuicOptions, QuicSetupError, QuicTransport},
+        rpc::RpcChain,
+        rpc_send::RpcSend,
+        slots::spawn_slot_feed,
+        snapshot::RateTarget,
     },
     exit, headless,
     journal::{self, Header, Ident, Inputs, JournalFile, WriterHandle},
@@ -70,7 +75,7 @@ pub fn run(global: &GlobalOpts, args: SendArgs) -> Result<u8> {
         Ok(j) => j,
         Err(refusal) => {
             eprintln!("error: {refusal:#}");
-            return Ok(exit::for_error(&refusal));
+            return Ok(super::exit_code::for_error(&refusal));
         }
     };
     let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
@@ -271,11 +276,29 @@ pub fn route(resolved: &Resolved, o: &SendOpts, cfg: &mut EngineConfig) -> Resul
 }
 
 /// The transport for `route`'s answer: the RPC node's sendTransaction, or QUIC to the leaders.
-/// Inside the runtime.
-pub fn transport(via_rpc: Option<RpcSend>, identity: &Keypair) -> Result<Arc<dyn Transport>> {
+/// Inside the runtime. QUIC sends from `bind` when given (`--bind`).
+pub fn transport(
+    via_rpc: Option<RpcSend>,
+    identity: &Keypair,
+    bind: Option<IpAddr>,
+) -> Result<Arc<dyn Transport>> {
     Ok(match via_rpc {
         Some(send) => Arc::new(send),
-        None => Arc::new(QuicTransport::new(identity).context("setting up QUIC")?),
+        None => {
+            let mut options = QuicOptions::default();
+            if let Some(ip) = bind {
+                options.bind = ip;
+            }
+            // An address this host does not have is the user's to fix (exit 2), like a
+            // `--metrics` address in use.
+            let quic = QuicTransport::with_options(identity, options).map_err(|e| match e {
+                QuicSetupError::Bind(_) => {
+                    exit::usage(anyhow::anyhow!("--bind {}: {e}", options.bind))
+                }
+                other => anyhow::anyhow!("setting up QUIC: {other}"),
+            })?;
+            Arc::new(quic)
+        }
     })
 }
 
@@ -303,7 +326,7 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
     let entered = session.rt.enter();
     cfg.events = session.event_tap().map(|t| t.engine_channel(None));
     cfg.fee_accounts = crate::fees::most_written(&spec.txs);
-    let transport = transport(via_rpc, identity)?;
+    let transport = transport(via_rpc, identity, spec.opts.bind)?;
     let chain = RpcChain::new(&spec.resolved.rpc_url);
     let feed = spawn_slot_feed(spec.resolved.ws_url.clone());
     let journal_path = journal.as_ref().map(|j| j.file.path().to_path_buf());
@@ -345,10 +368,14 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
     if spec.opts.report_sends {
         report.add_streams(&outcome);
     }
-    if let Some(path) = &spec.opts.report {
-        report.write(path)?;
-        log::info!("report written to {}", path.display());
-    }
+    let report_path = match &spec.opts.report {
+        Some(path) => {
+            let kept = report::write_or_keep(path, &report, journal_path.as_deref())?;
+            log::info!("report written to {}", kept.display());
+            Some(kept)
+        }
+        None => None,
+    };
     // Standard output carries data (the report, or the event lines): people's lines go aside.
     let json = spec.output.is_json();
     let aside = json || session.events_on_stdout();
@@ -358,7 +385,7 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
         print_aside(aside, &headless::summary_text(&report));
     }
     let files = [
-        ("report", spec.opts.report.as_deref()),
+        ("report", report_path.as_deref()),
         ("log", session.log_file.as_deref()),
         ("journal", journal_path.as_deref()),
     ];
@@ -378,6 +405,7 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
         && let Some(hint) = &spec.resume_hint
     {
         eprintln!("{unfinished} transactions are unfinished; continue with:\n  {hint}");
+        session.log_resume_hint(unfinished, hint);
     }
     session.linger_metrics(spec.opts.metrics_linger);
     log::logger().flush();

@@ -21,7 +21,7 @@ use crate::{
     cli::{OutputMode, SendOpts},
     engine::{command::Command, snapshot::Snapshot},
     events::{EventStream, EventTap, EventsTarget},
-    exit, headless, logging,
+    exit, headless, interrupt, logging,
     metrics::MetricsListener,
     signer::read_keypair_signer,
     ui,
@@ -30,8 +30,8 @@ use crate::{
 /// Threads that run the engine, its QUIC connections and RPC calls. One: the engine is one task
 /// and a send costs a fraction of a millisecond, so a second worker only added wake-ups between
 /// the two — a futex call and a context switch for most streams — which cost more CPU than
-/// the parallelism gave (see the README's CPU figures). The dashboard draws on the main thread
-/// and the journal writes on its own, so neither waits for this one.
+/// the parallelism gave (see the CPU figures in docs/performance.md). The dashboard draws on
+/// the main thread and the journal writes on its own, so neither waits for this one.
 const ENGINE_WORKERS: usize = 1;
 
 /// What every engine-driving command sets up first: the QUIC identity, whether the dashboard
@@ -41,8 +41,11 @@ pub struct Session {
     pub tui: bool,
     pub log_file: Option<PathBuf>,
     pub rt: tokio::runtime::Runtime,
-    /// Set when a headless run was ended by Ctrl-C or SIGTERM (exit 130).
+    /// Set when the run was stopped by Ctrl-C (headless), SIGTERM, or a hang-up (exit 130).
     pub interrupted: Arc<std::sync::atomic::AtomicBool>,
+    /// From the start of the session to its end, the signals only ask the run to stop (see
+    /// [`crate::interrupt`]): the journal, the report and the validators are seen to first.
+    _signals: interrupt::Handling,
     /// `--metrics`: bound before anything is sent, served once the run's snapshots exist.
     metrics: Mutex<Option<MetricsListener>>,
     metrics_addr: Option<std::net::SocketAddr>,
@@ -52,10 +55,12 @@ pub struct Session {
 }
 
 impl Session {
-    /// `kind` names the log file (`send-…log`, `deploy-…log`). `--metrics` and `--events` are
-    /// set up here, before anything is sent, so a taken port or an unwritable path is refused
-    /// up front (exit 2).
+    /// `kind` names the log file (`send-…log`, `deploy-…log`). Every output the run promises —
+    /// `--report`, `--events`, the log file, the `--metrics` address — is opened or bound here,
+    /// before anything is sent, so a taken port or an unwritable path is refused up front
+    /// (exit 2), naming it.
     pub fn start(opts: &SendOpts, kind: &str, output: OutputMode) -> Result<Self> {
+        let signals = interrupt::handle();
         let identity = match &opts.identity {
             Some(path) => read_keypair_signer(
                 path,
@@ -81,6 +86,9 @@ impl Session {
                 )));
             }
         }
+        if let Some(path) = &opts.report {
+            crate::report::check_writable(path).map_err(exit::usage)?;
+        }
         let metrics = opts
             .metrics
             .map(MetricsListener::bind)
@@ -98,7 +106,7 @@ impl Session {
         } else {
             logging::Output::Headless
         };
-        let log_file = logging::start(output, kind)?;
+        let log_file = logging::start(output, kind).map_err(exit::usage)?;
         if let Some(f) = &log_file {
             log::info!("log file {}", f.display());
         }
@@ -113,6 +121,7 @@ impl Session {
             log_file,
             rt,
             interrupted: Arc::default(),
+            _signals: signals,
             events_on_stdout: events
                 .as_ref()
                 .is_some_and(|e| *e.target() == EventsTarget::Stdout),
@@ -123,7 +132,8 @@ impl Session {
     }
 
     /// `--metrics-linger`: keeps serving the final figures for `secs` after the run, so a
-    /// scraper collects them; Ctrl-C or SIGTERM ends the wait.
+    /// scraper collects them; Ctrl-C, SIGTERM or a hang-up ends the wait (one that stopped the
+    /// run already ends it at once).
     pub fn linger_metrics(&self, secs: f64) {
         let Some(addr) = self.metrics_addr else {
             return;
@@ -138,7 +148,7 @@ impl Session {
         self.rt.block_on(async {
             tokio::select! {
                 _ = tokio::time::sleep(wait) => {}
-                _ = stop_on_signal() => {}
+                _ = interrupt::wait() => {}
             }
         });
     }
@@ -176,8 +186,11 @@ impl Session {
     }
 
     /// Shows `snapshots` on the dashboard or as progress lines until `task` ends, and returns
-    /// its result. Quitting the dashboard, Ctrl-C and SIGTERM send `Command::Stop`; whatever
-    /// way it ends, the task is awaited so its outcome is never lost.
+    /// its result. Quitting the dashboard, Ctrl-C, SIGTERM and a hang-up (SIGHUP, or the
+    /// terminal's input ending) send `Command::Stop`; whatever way it ends, the task is awaited
+    /// so its outcome is never lost. After a hang-up, standard output and error are pointed at
+    /// `/dev/null` (see [`interrupt::detach_dead_outputs`]) so the closing lines cannot fail;
+    /// the log file has them.
     pub fn watch<T: Send + 'static>(
         &self,
         opts: &SendOpts,
@@ -202,6 +215,9 @@ impl Session {
             };
             let ui_result = ui::run(snapshots, commands.clone(), ui_opts);
             let _ = commands.send(Command::Stop);
+            if let Ok(ui::UiExit::Interrupted(reason)) = &ui_result {
+                self.mark_interrupted(*reason);
+            }
             let out = rt.block_on(task).context("engine task")?;
             ui_result?;
             Ok(out)
@@ -209,9 +225,12 @@ impl Session {
             let progress = rt.spawn(headless::print_progress(snapshots, Duration::from_secs(1)));
             let interrupted = self.interrupted.clone();
             let on_signal = rt.spawn(async move {
-                stop_on_signal().await;
+                let reason = interrupt::wait().await;
                 interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
-                log::warn!("interrupted: stopping");
+                if reason == interrupt::Reason::HangUp {
+                    interrupt::detach_dead_outputs();
+                }
+                log::warn!("{}: stopping", reason.describe());
                 let _ = commands.send(Command::Stop);
             });
             let out = rt.block_on(task).context("engine task");
@@ -220,6 +239,23 @@ impl Session {
             let out = out?;
             let _ = rt.block_on(progress);
             Ok(out)
+        }
+    }
+
+    /// The run was stopped from outside; after a hang-up nothing more goes to the terminal.
+    fn mark_interrupted(&self, reason: interrupt::Reason) {
+        self.interrupted
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        if reason == interrupt::Reason::HangUp {
+            interrupt::detach_dead_outputs();
+        }
+    }
+
+    /// Says how to continue an interrupted run in the log as well as on standard error: after a
+    /// hang-up the log is the only place anyone will read it.
+    pub fn log_resume_hint(&self, unfinished: u64, hint: &str) {
+        if self.interrupted.load(std::sync::atomic::Ordering::SeqCst) {
+            log::warn!("{unfinished} transactions are unfinished; continue with: {hint}");
         }
     }
 }
@@ -236,21 +272,5 @@ pub fn print_aside(stdout_is_data: bool, line: &str) {
         eprintln!("{line}");
     } else {
         println!("{line}");
-    }
-}
-
-/// Ctrl-C or SIGTERM.
-async fn stop_on_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = term => {}
     }
 }

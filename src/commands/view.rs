@@ -41,7 +41,7 @@ pub fn run(args: ViewArgs, settings: &Settings) -> Result<u8> {
     // Nobody listens: a finished run takes no commands.
     let (commands, _ignored) = mpsc::unbounded_channel();
     let theme = args.theme.or(settings.theme).unwrap_or_default();
-    ui::run(
+    let ended = ui::run(
         snapshots,
         commands,
         ui::UiOptions {
@@ -53,7 +53,11 @@ pub fn run(args: ViewArgs, settings: &Settings) -> Result<u8> {
             keymap: settings.keymap.clone(),
         },
     )?;
-    Ok(exit::OK)
+    Ok(match ended {
+        // A hang-up leaves nobody to read a message; SIGTERM is answered as everywhere.
+        ui::UiExit::Interrupted(_) => exit::INTERRUPTED,
+        ui::UiExit::Quit | ui::UiExit::Done => exit::OK,
+    })
 }
 
 /// A journal starts with its magic bytes; anything else is read as a report.

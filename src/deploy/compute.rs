@@ -12,7 +12,7 @@
 use solana_compute_budget_interface::ComputeBudgetInstruction;
 use solana_instruction::Instruction;
 use solana_pubkey::Pubkey;
-use solana_rpc_client::rpc_client::RpcClient;
+use solana_rpc_client::nonblocking::rpc_client::RpcClient;
 use solana_rpc_client_api::client_error::Error as ClientError;
 
 use crate::fees::percentile;
@@ -105,14 +105,16 @@ pub fn limit_for(units: u64) -> u32 {
 }
 
 /// `--with-compute-unit-price auto`: the `p`-th percentile of what the cluster's recent slots
-/// charged for writing `written` (`getRecentPrioritizationFees`), and where it came from.
-pub fn recent_price(
+/// charged for writing `written` (`getRecentPrioritizationFees`), and where it came from. On
+/// the asynchronous client, the one flavour the deploy driver reads the chain with.
+pub async fn recent_price(
     rpc: &RpcClient,
     written: &[Pubkey],
     p: u8,
 ) -> Result<(u64, PriceSource), ClientError> {
     let fees: Vec<u64> = rpc
-        .get_recent_prioritization_fees(written)?
+        .get_recent_prioritization_fees(written)
+        .await?
         .iter()
         .map(|f| f.prioritization_fee)
         .collect();

@@ -390,7 +390,8 @@ async fn check_buffer(d: &Deploy, c: &Cluster) -> Result<(), DeployError> {
     }
 }
 
-/// Reads one account at `confirmed`.
+/// Reads one account at `confirmed`: the deploy's one getAccountInfo, for the driver and for
+/// the plan (`commands::deploy`, on its blocking client's runtime).
 pub async fn fetch_account(
     rpc: &RpcClient,
     address: &Pubkey,

@@ -27,6 +27,10 @@ pub struct EngineConfig {
     pub send_timeout: Duration,
     /// Upcoming distinct leaders that get each send besides the current one.
     pub fanout: usize,
+    /// One leader more while the link toward them loses datagrams, and the next one near the
+    /// end of a turn (`engine::leaders::fanout`); `false` keeps `fanout` fixed (for
+    /// comparisons).
+    pub fanout_by_link: bool,
     /// How long after a send an unconfirmed transaction is sent again.
     pub resend_interval: Duration,
     pub commitment: Commitment,
@@ -89,6 +93,7 @@ impl EngineConfig {
             catch_up: true,
             send_timeout: Duration::from_secs(5),
             fanout: 1,
+            fanout_by_link: true,
             resend_interval: Duration::from_millis(4_000),
             commitment: Commitment::Confirmed,
             pinned_tpu: None,

@@ -269,7 +269,7 @@ impl Confirmer {
                 self.on_landed(id, &st, store, now, out)
             }
             Some(st) => {
-                store.record_seen(id, st.slot);
+                store.record_seen(id, st.slot, now);
                 // Below the commitment: keep asking (the cache has it now).
                 self.watch.insert(id);
             }

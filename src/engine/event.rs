@@ -1,5 +1,5 @@
-//! What a run streams to `--events` as it happens: every state change of every transaction
-//! and every stream to a leader with its outcome. A leaf like `fact`: the store emits these
+//! What a run streams to `--events` as it happens: every state change of every transaction,
+//! every stream to a leader with its outcome, and every change of a leader's link verdict. A leaf like `fact`: the store emits these
 //! where the change happens, so the stream cannot disagree with the snapshots.
 
 use std::net::SocketAddr;
@@ -8,7 +8,7 @@ use serde::Serialize;
 use solana_pubkey::Pubkey;
 use solana_signature::Signature;
 
-use super::{lifecycle::TxState, net::StreamOutcome};
+use super::{lifecycle::TxState, net::StreamOutcome, snapshot::LinkView};
 
 /// One thing that happened, with its time in ms since its run (a deploy phase's batch) started.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -51,6 +51,15 @@ pub enum RunEvent {
         #[serde(serialize_with = "ser_display")]
         previous: Signature,
     },
+    /// A leader on the panel got a new link verdict (see `engine::verdict`); its link's
+    /// figures as measured then.
+    Link {
+        at_ms: u64,
+        #[serde(serialize_with = "ser_display")]
+        leader: Pubkey,
+        tpu: Option<SocketAddr>,
+        link: LinkView,
+    },
 }
 
 impl RunEvent {
@@ -59,7 +68,8 @@ impl RunEvent {
         match self {
             RunEvent::State { at_ms, .. }
             | RunEvent::Send { at_ms, .. }
-            | RunEvent::Resigned { at_ms, .. } => *at_ms,
+            | RunEvent::Resigned { at_ms, .. }
+            | RunEvent::Link { at_ms, .. } => *at_ms,
         }
     }
 }

@@ -9,32 +9,43 @@
 //!
 //! - **proven**: the server answered a stream (accepted it, or stopped it: a throttled stream is
 //!   still an answer) since the last time one of its streams failed to connect or timed out;
-//! - **silent**: streams have waited [`SILENCE`] without any answer from it.
+//! - **silent**: streams handed to the wire have waited [`LinkTiming::silence`] without any
+//!   answer from it.
 //!
 //! An unproven or silent address gets a stream only when none of its streams is in flight: the
 //! first stream to a new connection, and each probe after a backoff, goes alone, and the pace
 //! goes to the other targets meanwhile. A healthy leader answers within a round trip, so this
 //! costs it one round trip per connection.
+//!
+//! Silence is judged on the measured link, not a loopback figure: each address's answer times
+//! feed an [`RttEstimator`], and the wait counts from each stream's hand-off to the wire, so a
+//! stream still waiting on our side (a connection, room in the congestion window, stream
+//! credit) is no evidence against the leader. On a 320 ms link with 5% loss a fixed second of
+//! silence fired against healthy leaders and gave up working connections.
 
 use std::{collections::HashMap, net::SocketAddr, time::Duration};
 
 use tokio::time::Instant;
 
-use super::net::StreamOutcome;
-
-/// How long streams may wait on an address without any answer before it counts as silent: two
-/// and a half slots. Above a distant leader's round trip and a busy one's slow reads (a QUIC
-/// server answers a stream once it has read it, and a leader short of CPU reads late: on a
-/// 2-core machine running three validators, answers took hundreds of ms), well below the send
-/// timeout.
-pub const SILENCE: Duration = Duration::from_millis(1_000);
+use super::{
+    link::{LinkTiming, RttEstimator},
+    net::{Handoff, StreamOutcome},
+};
 
 #[derive(Debug, Default)]
 struct Link {
     in_flight: u32,
     proven: bool,
-    /// When the oldest stream sent since the last answer went out.
-    waiting_since: Option<Instant>,
+    /// The hand-offs of the streams sent since the last answer: the silence counts from the
+    /// earliest that reached the wire. Those that have are folded into `handed_since` now and
+    /// then (see [`Link::compact`]), so a check reads a short list however fast we send.
+    waiting: Vec<Handoff>,
+    /// The earliest hand-off folded out of `waiting` since the last answer.
+    handed_since: Option<Instant>,
+    /// `waiting`'s length after the last fold: the next comes at twice that.
+    compacted_at: usize,
+    /// The address's answer times.
+    rtt: RttEstimator,
     /// This wait has been reported silent (see [`Liveness::newly_silent`]).
     reported: bool,
 }
@@ -43,6 +54,9 @@ struct Link {
 #[derive(Debug, Default)]
 pub struct Liveness {
     links: HashMap<SocketAddr, Link>,
+    /// The measured link with the longest PTO, and its rules: an address never heard from is
+    /// judged by them. Kept up to date on each sample rather than looked for on each check.
+    worst: Option<(SocketAddr, LinkTiming)>,
 }
 
 impl Liveness {
@@ -51,7 +65,7 @@ impl Liveness {
         let Some(link) = self.links.get(&addr) else {
             return true;
         };
-        link.in_flight == 0 || (link.proven && !silent(link, now))
+        link.in_flight == 0 || (link.proven && !self.silent(link, now))
     }
 
     /// Streams to `addr` waiting for an answer.
@@ -65,33 +79,82 @@ impl Liveness {
     pub fn answers(&self, addr: SocketAddr, now: Instant) -> bool {
         self.links
             .get(&addr)
-            .is_some_and(|l| l.proven && !silent(l, now))
+            .is_some_and(|l| l.proven && !self.silent(l, now))
     }
 
-    /// How long streams have waited on `addr` without an answer, once that is [`SILENCE`] or
-    /// more (for the leaders panel: it is not answering).
+    /// How long streams have waited on `addr` without an answer, once that is its
+    /// [`LinkTiming::silence`] or more (for the leaders panel: it is not answering).
     pub fn silent_for(&self, addr: SocketAddr, now: Instant) -> Option<Duration> {
-        let link = self.links.get(&addr).filter(|l| silent(l, now))?;
-        link.waiting_since.map(|t| now.saturating_duration_since(t))
+        let link = self.links.get(&addr).filter(|l| self.silent(l, now))?;
+        waiting_since(link).map(|t| now.saturating_duration_since(t))
+    }
+
+    /// The time rules of `addr`'s link: from its own answers once it has answered, else from
+    /// the worst link measured so far (a leader never met is as likely to be as far as the
+    /// farthest one seen), else QUIC's initial assumption.
+    pub fn timing(&self, addr: SocketAddr) -> LinkTiming {
+        if let Some(link) = self.links.get(&addr).filter(|l| l.rtt.sampled()) {
+            return link.rtt.timing();
+        }
+        self.worst_timing()
+    }
+
+    /// The time rules of `addr`'s own link, once it has answered (for its figures: never
+    /// another link's).
+    pub fn measured(&self, addr: SocketAddr) -> Option<LinkTiming> {
+        let link = self.links.get(&addr).filter(|l| l.rtt.sampled())?;
+        Some(link.rtt.timing())
+    }
+
+    /// `addr` answered a stream, at `now`, `took` after its hand-off: a round-trip sample of
+    /// its link.
+    pub fn on_answer_time(&mut self, addr: SocketAddr, took: Duration, now: Instant) {
+        let Some(link) = self.links.get_mut(&addr) else {
+            return;
+        };
+        link.rtt.sample(took, now);
+        let timing = link.rtt.timing();
+        match self.worst {
+            Some((_, w)) if w.pto() > timing.pto() => {
+                // The worst link got better: another may be the worst now.
+                if self.worst.is_some_and(|(a, _)| a == addr) {
+                    self.worst = self
+                        .links
+                        .iter()
+                        .filter(|(_, l)| l.rtt.sampled())
+                        .map(|(a, l)| (*a, l.rtt.timing()))
+                        .max_by_key(|(_, t)| t.pto());
+                }
+            }
+            _ => self.worst = Some((addr, timing)),
+        }
     }
 
     /// Addresses that have turned silent since the last call, each once per wait: their
     /// connections are given up (see `Transport::abandon`), so the next probe reconnects.
     pub fn newly_silent(&mut self, now: Instant) -> Vec<SocketAddr> {
         let mut out = Vec::new();
-        for (addr, link) in &mut self.links {
-            if !link.reported && silent(link, now) {
-                link.reported = true;
+        for (addr, link) in &self.links {
+            if !link.reported && self.silent(link, now) {
                 out.push(*addr);
+            }
+        }
+        for addr in &out {
+            if let Some(link) = self.links.get_mut(addr) {
+                link.reported = true;
             }
         }
         out
     }
 
-    pub fn on_sent(&mut self, addr: SocketAddr, now: Instant) {
+    /// A stream went to `addr`; `handoff` says when (if ever) it reaches the wire.
+    pub fn on_sent(&mut self, addr: SocketAddr, handoff: Handoff) {
         let link = self.links.entry(addr).or_default();
         link.in_flight += 1;
-        link.waiting_since.get_or_insert(now);
+        link.waiting.push(handoff);
+        if link.waiting.len() > (link.compacted_at * 2).max(COMPACT_FROM) {
+            link.compact();
+        }
     }
 
     /// A stream to `addr` finished with `outcome`.
@@ -103,7 +166,7 @@ impl Liveness {
         match outcome {
             StreamOutcome::Accepted | StreamOutcome::Throttled => {
                 link.proven = true;
-                link.waiting_since = None;
+                link.clear_wait();
                 link.reported = false;
             }
             StreamOutcome::Connection | StreamOutcome::Timeout => {
@@ -113,66 +176,129 @@ impl Liveness {
             StreamOutcome::Other => {}
         }
         if link.in_flight == 0 {
-            link.waiting_since = None;
+            link.clear_wait();
             link.reported = false;
         }
     }
 
-    /// Forgets addresses with nothing in flight that are not proven: nothing is known of them
-    /// that a fresh entry would not also say.
+    /// Forgets addresses with nothing in flight that are neither proven nor measured: nothing
+    /// is known of them that a fresh entry would not also say. A measured link is kept: a
+    /// leader that failed is still as far as it was, and judging its next probe by the
+    /// initial RTT instead (three times the loopback silence) slowed finding it back.
     pub fn forget_idle(&mut self) {
-        self.links.retain(|_, l| l.in_flight > 0 || l.proven);
+        self.links
+            .retain(|_, l| l.in_flight > 0 || l.proven || l.rtt.sampled());
     }
 }
 
-fn silent(link: &Link, now: Instant) -> bool {
-    link.in_flight > 0
-        && link
-            .waiting_since
-            .is_some_and(|t| now.saturating_duration_since(t) >= SILENCE)
+impl Liveness {
+    fn silent(&self, link: &Link, now: Instant) -> bool {
+        if link.in_flight == 0 {
+            return false;
+        }
+        let Some(since) = waiting_since(link) else {
+            return false;
+        };
+        // The link's own rules once it has answered; a link that never has is judged like the
+        // worst one measured (see `timing`).
+        let timing = if link.rtt.sampled() {
+            link.rtt.timing()
+        } else {
+            self.worst_timing()
+        };
+        now.saturating_duration_since(since) >= timing.silence()
+    }
+
+    fn worst_timing(&self) -> LinkTiming {
+        self.worst.map(|(_, t)| t).unwrap_or_default()
+    }
+}
+
+/// `waiting` is folded once it holds this many hand-offs, at the least.
+const COMPACT_FROM: usize = 32;
+
+impl Link {
+    /// Folds the hand-offs that reached the wire into `handed_since`, keeping those that have
+    /// not: at twice the length each time, so the work stays proportional to the sends.
+    fn compact(&mut self) {
+        let folded = self.waiting.iter().filter_map(Handoff::at).min();
+        self.handed_since = self.handed_since.into_iter().chain(folded).min();
+        self.waiting.retain(|h| h.at().is_none());
+        self.compacted_at = self.waiting.len();
+    }
+
+    fn clear_wait(&mut self) {
+        self.waiting.clear();
+        self.handed_since = None;
+        self.compacted_at = 0;
+    }
+}
+
+/// When the earliest stream waiting for an answer reached the wire.
+fn waiting_since(link: &Link) -> Option<Instant> {
+    let listed = link.waiting.iter().filter_map(Handoff::at).min();
+    link.handed_since.into_iter().chain(listed).min()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// The silence of a near link: the floor (see `LinkTiming::silence`).
+    const SILENCE: Duration = crate::engine::link::SILENCE_FLOOR;
 
     fn addr() -> SocketAddr {
         "127.0.0.1:8009".parse().unwrap()
     }
 
+    /// A stream handed to the wire at `t`.
+    fn h(t: Instant) -> Handoff {
+        Handoff::marked(t)
+    }
+
+    /// Liveness that has measured one near link (1 ms), so addresses not heard from yet are
+    /// judged by the loopback floors, as on a local cluster.
+    fn near() -> Liveness {
+        let mut l = Liveness::default();
+        let other: SocketAddr = "127.0.0.1:9999".parse().unwrap();
+        l.on_sent(other, h(Instant::now()));
+        l.on_result(other, StreamOutcome::Accepted);
+        l.on_answer_time(other, Duration::from_millis(1), Instant::now());
+        l
+    }
+
     #[test]
     fn a_new_address_gets_one_stream_until_it_answers() {
-        let mut l = Liveness::default();
+        let mut l = near();
         let t = Instant::now();
         assert!(l.may_send(addr(), t));
-        l.on_sent(addr(), t);
+        l.on_sent(addr(), h(t));
         assert!(!l.may_send(addr(), t), "a second stream before any answer");
         assert!(!l.answers(addr(), t), "not yet known to answer");
         l.on_result(addr(), StreamOutcome::Accepted);
         assert!(l.may_send(addr(), t));
         assert!(l.answers(addr(), t));
-        l.on_sent(addr(), t);
+        l.on_sent(addr(), h(t));
         assert!(l.may_send(addr(), t), "proven: streams overlap");
     }
 
     #[test]
     fn a_throttled_stream_is_an_answer() {
-        let mut l = Liveness::default();
+        let mut l = near();
         let t = Instant::now();
-        l.on_sent(addr(), t);
+        l.on_sent(addr(), h(t));
         l.on_result(addr(), StreamOutcome::Throttled);
-        l.on_sent(addr(), t);
+        l.on_sent(addr(), h(t));
         assert!(l.may_send(addr(), t));
     }
 
     #[test]
     fn a_proven_address_that_stops_answering_gets_no_more_streams() {
-        let mut l = Liveness::default();
+        let mut l = near();
         let t = Instant::now();
-        l.on_sent(addr(), t);
+        l.on_sent(addr(), h(t));
         l.on_result(addr(), StreamOutcome::Accepted);
-        l.on_sent(addr(), t);
-        l.on_sent(addr(), t + SILENCE / 2);
+        l.on_sent(addr(), h(t));
+        l.on_sent(addr(), h(t + SILENCE / 2));
         assert!(l.may_send(addr(), t + SILENCE - Duration::from_millis(1)));
         assert!(
             !l.may_send(addr(), t + SILENCE),
@@ -187,16 +313,16 @@ mod tests {
 
     #[test]
     fn a_silent_address_is_reported_once_per_wait() {
-        let mut l = Liveness::default();
+        let mut l = near();
         let t = Instant::now();
-        l.on_sent(addr(), t);
+        l.on_sent(addr(), h(t));
         assert!(l.newly_silent(t + SILENCE / 2).is_empty());
         assert_eq!(l.newly_silent(t + SILENCE), vec![addr()]);
         assert!(l.newly_silent(t + SILENCE * 3).is_empty(), "once per wait");
         // Its streams fail (the connection was given up): the next wait is reported again.
         l.on_result(addr(), StreamOutcome::Connection);
         let t2 = t + SILENCE * 4;
-        l.on_sent(addr(), t2);
+        l.on_sent(addr(), h(t2));
         assert_eq!(l.newly_silent(t2 + SILENCE), vec![addr()]);
         // An answer ends the wait.
         l.on_result(addr(), StreamOutcome::Accepted);
@@ -205,31 +331,100 @@ mod tests {
 
     #[test]
     fn a_timed_out_stream_unproves_the_address_until_it_answers_again() {
-        let mut l = Liveness::default();
+        let mut l = near();
         let t = Instant::now();
-        l.on_sent(addr(), t);
+        l.on_sent(addr(), h(t));
         l.on_result(addr(), StreamOutcome::Accepted);
-        l.on_sent(addr(), t);
-        l.on_sent(addr(), t);
+        l.on_sent(addr(), h(t));
+        l.on_sent(addr(), h(t));
         l.on_result(addr(), StreamOutcome::Timeout);
         assert!(!l.may_send(addr(), t), "one still in flight, and unproven");
         l.on_result(addr(), StreamOutcome::Connection);
         assert!(l.may_send(addr(), t), "nothing in flight: a probe");
-        l.on_sent(addr(), t);
+        l.on_sent(addr(), h(t));
         assert!(!l.may_send(addr(), t));
     }
 
     #[test]
     fn idle_unproven_addresses_are_forgotten() {
-        let mut l = Liveness::default();
+        let mut l = near();
         let t = Instant::now();
         let other: SocketAddr = "127.0.0.1:8010".parse().unwrap();
-        l.on_sent(addr(), t);
+        l.on_sent(addr(), h(t));
         l.on_result(addr(), StreamOutcome::Connection);
-        l.on_sent(other, t);
+        l.on_sent(other, h(t));
         l.on_result(other, StreamOutcome::Accepted);
         l.forget_idle();
-        assert_eq!(l.links.len(), 1);
+        assert_eq!(l.links.len(), 2, "the near link and `other`");
         assert!(l.links.contains_key(&other));
+    }
+
+    /// On a 320 ms link whose answers now and then come a PTO late, a second without an answer
+    /// is nothing: the address is silent only after three of its PTOs.
+    #[test]
+    fn a_far_lossy_link_is_silent_only_after_three_of_its_ptos() {
+        let mut l = near();
+        let t = Instant::now();
+        l.on_sent(addr(), h(t));
+        l.on_result(addr(), StreamOutcome::Accepted);
+        for i in 0..100u32 {
+            let took = Duration::from_millis(if i % 20 == 0 { 770 } else { 320 });
+            l.on_answer_time(addr(), took, t + Duration::from_millis(10) * i);
+        }
+        let silence = l.timing(addr()).silence();
+        assert!(silence > SILENCE * 2, "{silence:?}");
+        l.on_sent(addr(), h(t));
+        assert!(l.may_send(addr(), t + SILENCE), "a second is nothing there");
+        assert!(l.newly_silent(t + SILENCE).is_empty());
+        assert!(!l.may_send(addr(), t + silence));
+        assert_eq!(l.newly_silent(t + silence), vec![addr()]);
+        // A leader never heard from is judged like the worst link measured.
+        let unknown: SocketAddr = "127.0.0.1:8011".parse().unwrap();
+        assert_eq!(l.timing(unknown), l.timing(addr()));
+    }
+
+    /// Many streams without an answer: the silence still counts from the earliest hand-off,
+    /// once the list of waits has been folded.
+    #[test]
+    fn the_silence_counts_from_the_earliest_hand_off_among_many() {
+        let mut l = near();
+        let t = Instant::now();
+        l.on_sent(addr(), h(t));
+        l.on_result(addr(), StreamOutcome::Accepted);
+        l.on_sent(addr(), h(t));
+        let unsent: Vec<Handoff> = (0..500).map(|_| Handoff::default()).collect();
+        for (i, u) in unsent.iter().enumerate() {
+            l.on_sent(addr(), u.clone());
+            l.on_sent(addr(), h(t + Duration::from_millis(i as u64)));
+        }
+        assert!(l.links[&addr()].waiting.len() < 600, "never folded");
+        assert!(
+            l.newly_silent(t + SILENCE - Duration::from_millis(1))
+                .is_empty()
+        );
+        assert_eq!(l.newly_silent(t + SILENCE), vec![addr()]);
+        assert_eq!(l.silent_for(addr(), t + SILENCE), Some(SILENCE));
+    }
+
+    /// A stream that has not reached the wire (it waits for a connection, congestion window or
+    /// stream credit on our side) is no evidence against the leader.
+    #[test]
+    fn streams_not_handed_off_do_not_count_toward_silence() {
+        let mut l = near();
+        let t = Instant::now();
+        l.on_sent(addr(), h(t));
+        l.on_result(addr(), StreamOutcome::Accepted);
+        let waiting = Handoff::default();
+        l.on_sent(addr(), waiting.clone());
+        assert!(l.newly_silent(t + SILENCE * 10).is_empty());
+        assert!(l.answers(addr(), t + SILENCE * 10));
+        // Once on the wire, its wait counts from its hand-off.
+        let handed = Handoff::marked(t + SILENCE * 10);
+        l.on_sent(addr(), handed);
+        assert!(
+            l.newly_silent(t + SILENCE * 11 - Duration::from_millis(1))
+                .is_empty()
+        );
+        assert_eq!(l.newly_silent(t + SILENCE * 11), vec![addr()]);
     }
 }

@@ -12,8 +12,11 @@
 //! ```
 //!
 //! Until a limit is known the pace doubles each period while the sends keep up (slow start),
-//! then grows by a quarter. A throttled stream cuts the pace at once — not a period later, which
-//! at a doubled pace would be hundreds of refused streams — and the period's end sets the
+//! then grows by a quarter. A throttled stream — one whose open waited for stream credit longer
+//! than the link explains (a 4.0 leader over our budget refuses nothing: it reads late and
+//! withholds credit), or one stopped or closed by the leader — cuts the pace at once, not a
+//! period later, which at a doubled pace would be hundreds of streams queued unread at the
+//! leader, and the period's end sets the
 //! ceiling to what the leaders took (the pace they throttled times the share of the period's
 //! streams they accepted).
 //! Below the ceiling the pace climbs straight back to a plateau just under it, and probes above
@@ -44,7 +47,7 @@ const AFTER_THROTTLE: f64 = 0.92;
 /// The immediate cut on a throttled stream, as a share of the pace it was sent at.
 const CUT: f64 = 0.85;
 /// At the plateau the pace rises this share of the ceiling after [`PROBE_AFTER`] quiet periods:
-/// each probe that finds the limit costs a few refused streams and a cut.
+/// each probe that finds the limit costs a few streams read late and a cut.
 const PROBE: f64 = 0.01;
 const PROBE_AFTER: u32 = 4;
 

@@ -20,7 +20,7 @@ const HISTORY_SECS: u64 = 60;
 const LATENCY_BOUNDS_MS: [u64; 8] = [250, 500, 1_000, 2_000, 4_000, 8_000, 16_000, 32_000];
 /// Upper bounds of the stream-acknowledgement buckets, in ms: a leader on loopback answers in
 /// about a millisecond, one across the world in a few hundred; a timed-out stream counts as
-/// the send timeout.
+/// the time it had (the send timeout, or its link's deadline when that is longer).
 const ACK_BOUNDS_MS: [u64; 11] = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 5_000];
 
 pub struct Meter {

@@ -25,9 +25,12 @@ pub mod expiry;
 mod fact;
 mod facts;
 mod fee_watch;
+mod follow;
+pub mod handshakes;
 pub mod host;
 pub mod leaders;
 pub mod lifecycle;
+pub mod link;
 mod liveness;
 pub mod maxrate;
 pub mod meter;
@@ -43,11 +46,16 @@ mod run;
 /// Test support, like `ui::fixtures`: only with the `test-support` feature (tests, benches).
 #[cfg(any(test, feature = "test-support"))]
 pub mod sim;
+/// Link conditions for the simulator: compiled with it only.
+#[cfg(any(test, feature = "test-support"))]
+pub mod sim_link;
 pub mod slots;
 pub mod snapshot;
 pub mod store;
 mod sync;
 mod update;
+pub mod verdict;
+mod wire_meter;
 
 use std::sync::Arc;
 
@@ -58,7 +66,7 @@ use tokio::{
 
 pub use config::{Batch, EngineConfig, Resigner};
 pub use event::RunEvent;
-pub use fact::{Prior, TxFact};
+pub use fact::{MAX_JOURNALED_ERROR, Prior, TxFact};
 pub use host::{EngineHost, spawn_host};
 pub use outcome::RunOutcome;
 

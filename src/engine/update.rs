@@ -3,7 +3,7 @@
 //! ([`ChainFact`]). A leaf: it imports no part of the engine that handles these messages, so
 //! every part can speak it without importing another.
 
-use std::{collections::HashMap, net::SocketAddr};
+use std::{collections::HashMap, net::SocketAddr, time::Duration};
 
 use solana_hash::Hash;
 use solana_pubkey::Pubkey;
@@ -35,6 +35,8 @@ pub(super) struct SendDone {
     /// When the transport handed it to the wire; `None` when it never got that far. Its
     /// acknowledgement time runs from here.
     pub handed_at: Option<Instant>,
+    /// How long it waited for stream credit, when it had to.
+    pub credit_wait: Option<Duration>,
     pub result: Result<(), SendError>,
 }
 

@@ -4,10 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Header;
-use crate::{config::Commitment, engine::TxFact};
-
-/// Chain errors are short; a longer one is cut so a record stays far below the frame limit.
-const MAX_ERROR: usize = 1024;
+use crate::engine::TxFact;
 
 /// One journal record. Transaction ids are positions in the inputs' valid transactions.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -16,112 +13,116 @@ pub enum Record {
     /// First record of the file.
     Header(Header),
     /// A `--resume` run started appending here.
-    Session {
-        started_unix: u64,
-        rpc_url: String,
-    },
+    Session { started_unix: u64, rpc_url: String },
     /// Which transaction an id is, written before the first fact about it.
     Tx {
         id: u32,
         signature: String,
         origin: String,
     },
-    Sent {
-        id: u32,
-        sends: u32,
-    },
-    Confirmed {
-        id: u32,
-        slot: u64,
-        commitment: String,
-    },
-    Failed {
-        id: u32,
-        slot: u64,
-        error: String,
-    },
-    Expired {
-        id: u32,
-    },
-    Resigned {
-        id: u32,
-        signature: String,
-        attempt: u32,
-    },
     /// The run ended and everything before this record is on disk; a session without one was
     /// killed.
-    Closed {
-        unix: u64,
-    },
+    Closed { unix: u64 },
+    /// A state change of one transaction: sent, confirmed, failed, expired, re-signed. Written
+    /// as the fact's own form, its tag beside the others' (`{"t":"sent",…}`), so the engine's
+    /// list of facts is the journal's.
+    #[serde(untagged)]
+    Fact(TxFact),
 }
 
 impl Record {
     /// The transaction a record is about, if any.
     pub fn id(&self) -> Option<u32> {
         match self {
-            Record::Tx { id, .. }
-            | Record::Sent { id, .. }
-            | Record::Confirmed { id, .. }
-            | Record::Failed { id, .. }
-            | Record::Expired { id }
-            | Record::Resigned { id, .. } => Some(*id),
+            Record::Tx { id, .. } => Some(*id),
+            Record::Fact(fact) => Some(fact.id()),
             Record::Header(_) | Record::Session { .. } | Record::Closed { .. } => None,
         }
     }
 }
 
-impl From<&TxFact> for Record {
-    fn from(fact: &TxFact) -> Self {
-        match fact {
-            TxFact::Sent { id, sends } => Record::Sent {
-                id: *id,
-                sends: *sends,
-            },
-            TxFact::Confirmed {
-                id,
-                slot,
-                commitment,
-            } => Record::Confirmed {
-                id: *id,
-                slot: *slot,
-                commitment: commitment.as_str().to_string(),
-            },
-            TxFact::Failed { id, slot, error } => Record::Failed {
-                id: *id,
-                slot: *slot,
-                error: cut(error),
-            },
-            TxFact::Expired { id } => Record::Expired { id: *id },
-            TxFact::Resigned {
-                id,
-                signature,
-                attempt,
-            } => Record::Resigned {
-                id: *id,
-                signature: signature.to_string(),
-                attempt: *attempt,
-            },
+#[cfg(test)]
+mod tests {
+    use solana_signature::Signature;
+
+    use super::*;
+    use crate::config::Commitment;
+
+    /// Each fact's record, byte for byte as journals have always held it: an old journal reads
+    /// the same, and one written now reads in an older txpace.
+    #[test]
+    fn facts_keep_their_journal_form() {
+        let sig = Signature::from([7; 64]);
+        let cases = [
+            (
+                TxFact::Sent { id: 3, sends: 2 },
+                r#"{"t":"sent","id":3,"sends":2}"#.to_string(),
+            ),
+            (
+                TxFact::Confirmed {
+                    id: 1,
+                    slot: 90,
+                    commitment: Commitment::Finalized,
+                },
+                r#"{"t":"confirmed","id":1,"slot":90,"commitment":"finalized"}"#.to_string(),
+            ),
+            (
+                TxFact::Failed {
+                    id: 0,
+                    slot: 5,
+                    error: "InstructionError".into(),
+                },
+                r#"{"t":"failed","id":0,"slot":5,"error":"InstructionError"}"#.to_string(),
+            ),
+            (
+                TxFact::Expired { id: 9 },
+                r#"{"t":"expired","id":9}"#.to_string(),
+            ),
+            (
+                TxFact::Resigned {
+                    id: 4,
+                    signature: sig,
+                    attempt: 2,
+                },
+                format!(r#"{{"t":"resigned","id":4,"signature":"{sig}","attempt":2}}"#),
+            ),
+        ];
+        for (fact, text) in cases {
+            let rec = Record::Fact(fact);
+            assert_eq!(serde_json::to_string(&rec).unwrap(), text);
+            assert_eq!(serde_json::from_str::<Record>(&text).unwrap(), rec);
         }
+        let closed = r#"{"t":"closed","unix":12}"#;
+        assert_eq!(
+            serde_json::from_str::<Record>(closed).unwrap(),
+            Record::Closed { unix: 12 }
+        );
     }
-}
 
-fn cut(s: &str) -> String {
-    if s.len() <= MAX_ERROR {
-        return s.to_string();
+    #[test]
+    fn a_long_error_is_cut_on_a_character_boundary_when_journaled() {
+        let error = "é".repeat(1_000);
+        let rec = Record::Fact(TxFact::Failed {
+            id: 0,
+            slot: 1,
+            error,
+        });
+        let back: Record = serde_json::from_str(&serde_json::to_string(&rec).unwrap()).unwrap();
+        let Record::Fact(TxFact::Failed { error, .. }) = back else {
+            panic!("not a failure: {back:?}");
+        };
+        assert!(error.ends_with('…'));
+        assert!(error.len() <= crate::engine::MAX_JOURNALED_ERROR + '…'.len_utf8());
     }
-    let mut end = MAX_ERROR;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
-}
 
-/// The commitment named in a record.
-pub(crate) fn parse_commitment(s: &str) -> Option<Commitment> {
-    match s {
-        "processed" => Some(Commitment::Processed),
-        "confirmed" => Some(Commitment::Confirmed),
-        "finalized" => Some(Commitment::Finalized),
-        _ => None,
+    #[test]
+    fn a_bad_commitment_or_signature_is_a_reason_not_a_guess() {
+        for text in [
+            r#"{"t":"confirmed","id":1,"slot":2,"commitment":"rooted"}"#,
+            r#"{"t":"resigned","id":1,"signature":"nope","attempt":1}"#,
+            r#"{"t":"landed","id":1}"#,
+        ] {
+            assert!(serde_json::from_str::<Record>(text).is_err(), "{text}");
+        }
     }
 }

@@ -14,9 +14,11 @@ use solana_signature::Signature;
 use super::{
     Header, Inputs, JournalError, MAGIC, Record, VERSION,
     frame::{Next, Reader},
-    record::parse_commitment,
 };
-use crate::{engine::Prior, source::LoadedTx};
+use crate::{
+    engine::{Prior, TxFact},
+    source::LoadedTx,
+};
 
 /// What a journal says, as of its last good record.
 #[derive(Debug, Default)]
@@ -137,7 +139,7 @@ impl Replay {
                 }
                 self.identified[id as usize] = true;
             }
-            Record::Sent { id, sends } => {
+            Record::Fact(TxFact::Sent { id, sends }) => {
                 self.facts += 1;
                 let next = match prior(&mut self.priors, id) {
                     Some(Prior::Sent { sends: before }) => Prior::Sent {
@@ -149,14 +151,12 @@ impl Replay {
                 };
                 self.priors[id as usize] = Some(next);
             }
-            Record::Confirmed {
+            Record::Fact(TxFact::Confirmed {
                 id,
                 slot,
                 commitment,
-            } => {
+            }) => {
                 self.facts += 1;
-                let commitment = parse_commitment(&commitment)
-                    .ok_or_else(|| corrupt(format!("unknown commitment {commitment:?}")))?;
                 let sends = sends_so_far(&self.priors, id);
                 self.priors[id as usize] = Some(Prior::Confirmed {
                     slot,
@@ -164,12 +164,12 @@ impl Replay {
                     sends,
                 });
             }
-            Record::Failed { id, slot, error } => {
+            Record::Fact(TxFact::Failed { id, slot, error }) => {
                 self.facts += 1;
                 let sends = sends_so_far(&self.priors, id);
                 self.priors[id as usize] = Some(Prior::Failed { slot, error, sends });
             }
-            Record::Expired { id } => {
+            Record::Fact(TxFact::Expired { id }) => {
                 self.facts += 1;
                 // The chain's word that it landed outranks a later "expired".
                 let landed = matches!(
@@ -181,14 +181,13 @@ impl Replay {
                     self.priors[id as usize] = Some(Prior::Expired { sends });
                 }
             }
-            Record::Resigned {
+            Record::Fact(TxFact::Resigned {
                 id,
                 signature,
                 attempt,
-            } => {
+            }) => {
                 self.facts += 1;
-                let sig = parse_sig(&signature)?;
-                self.resigned.insert(id, (sig, attempt));
+                self.resigned.insert(id, (signature, attempt));
             }
         }
         Ok(())

@@ -223,21 +223,20 @@ impl Batch {
     }
 
     fn fact(&mut self, fact: &TxFact) -> Result<(), JournalError> {
-        let rec = Record::from(fact);
-        if let Some(id) = rec.id() {
-            let i = id as usize;
-            if self.identified.get(i) == Some(&false) {
-                if let Some(ident) = self.idents.get(i) {
-                    let tx = Record::Tx {
-                        id,
-                        signature: ident.signature.to_string(),
-                        origin: ident.origin.to_string(),
-                    };
-                    self.record(&tx)?;
-                }
-                self.identified[i] = true;
+        let id = fact.id();
+        let i = id as usize;
+        if self.identified.get(i) == Some(&false) {
+            if let Some(ident) = self.idents.get(i) {
+                let tx = Record::Tx {
+                    id,
+                    signature: ident.signature.to_string(),
+                    origin: ident.origin.to_string(),
+                };
+                self.record(&tx)?;
             }
+            self.identified[i] = true;
         }
+        let rec = Record::Fact(fact.clone());
         self.record(&rec)?;
         if self.buf.len() >= WRITE_AT {
             self.write()?;

@@ -10,19 +10,9 @@ use prometheus_client::{
     metrics::MetricType,
 };
 
-use crate::engine::snapshot::{LatencyView, Snapshot, StreamCounts};
-
-/// Labels of one series. Counter names are given without `_total`: the encoder adds it.
-type Labels = Vec<(&'static str, String)>;
-
-/// A family's series and their values.
-type Points = Vec<(Labels, Value)>;
-
-/// One engine run's latest snapshot, with the labels that tell it from the others.
-pub struct Series<'a> {
-    pub base: Labels,
-    pub snap: &'a Snapshot,
-}
+pub use super::series::Series;
+use super::series::{Labels, Points, Value, with};
+use crate::engine::snapshot::{LatencyView, StreamCounts};
 
 /// Writes every family, in Prometheus' text format, for the given runs.
 pub fn encode(runs: &[Series<'_>], out: &mut String) -> std::fmt::Result {
@@ -42,14 +32,6 @@ struct Family {
     help: &'static str,
     kind: MetricType,
     points: Points,
-}
-
-#[derive(Debug)]
-enum Value {
-    Counter(u64),
-    Gauge(f64),
-    /// Sum in seconds, count, and buckets as (upper bound in seconds, count in that bucket).
-    Histogram(f64, u64, Vec<(f64, u64)>),
 }
 
 impl prometheus_client::collector::Collector for Frozen {
@@ -88,12 +70,6 @@ impl EncodeMetric for Point<'_> {
             Value::Histogram(..) => MetricType::Histogram,
         }
     }
-}
-
-fn with(base: &Labels, more: &[(&'static str, String)]) -> Labels {
-    let mut l = base.clone();
-    l.extend(more.iter().cloned());
-    l
 }
 
 /// A distribution's buckets with their upper bounds in seconds (the encoder accumulates them).
@@ -286,6 +262,7 @@ fn encode_families(runs: &[Series<'_>]) -> Vec<Family> {
             }
         },
     );
+    super::link::add(&mut family);
     family(
         "txpace_stream_ack_seconds",
         "Time from handing a stream to QUIC to the leader's answer (accepted or not)",

@@ -9,6 +9,8 @@
 //! ```
 
 mod families;
+mod link;
+mod series;
 
 use std::{
     collections::BTreeMap,

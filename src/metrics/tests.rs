@@ -144,3 +144,83 @@ fn an_ended_phase_missed_by_the_keeper_keeps_its_final_figures() {
         writes.counts.sends as f64
     );
 }
+
+/// Each leader's link figures and verdict are the snapshot's, and the last minute on the wire.
+#[test]
+fn a_scrape_shows_each_leaders_link_and_the_last_minute() {
+    let snap = fixtures::link_verdicts(300);
+    let text = scrape(std::slice::from_ref(&snap));
+    let far = &snap.leader_totals[0];
+    assert_eq!(
+        far.link.verdict,
+        Some(crate::engine::snapshot::Verdict::Far)
+    );
+    let key = far.identity.to_string();
+    let verdict =
+        |v: &str| format!(r#"txpace_leader_link_verdict{{leader="{key}",verdict="{v}"}}"#);
+    assert_eq!(value(&text, &verdict("far")), 1.0);
+    assert_eq!(value(&text, &verdict("ok")), 0.0);
+    assert_eq!(
+        value(
+            &text,
+            &format!(r#"txpace_leader_rtt_seconds{{leader="{key}"}}"#)
+        ),
+        0.32
+    );
+    assert_eq!(
+        value(
+            &text,
+            &format!(r#"txpace_leader_packets_lost_total{{leader="{key}"}}"#)
+        ),
+        far.link.lost_packets as f64
+    );
+    let evicted = snap
+        .leader_totals
+        .iter()
+        .find(|l| l.link.verdict == Some(crate::engine::snapshot::Verdict::Evicted))
+        .expect("an evicted leader");
+    assert_eq!(
+        value(
+            &text,
+            &format!(
+                r#"txpace_leader_closes_total{{leader="{}",code="1"}}"#,
+                evicted.identity
+            )
+        ),
+        2.0
+    );
+    assert_eq!(value(&text, "txpace_credit_waited_share"), 355.0 / 11_820.0);
+    assert_eq!(
+        value(&text, r#"txpace_time_to_land_part_seconds{part="leader"}"#),
+        1.08
+    );
+    // A leader with nothing measured has no verdict series and no round trip.
+    let unmeasured = snap
+        .leader_totals
+        .iter()
+        .find(|l| l.link.verdict.is_none())
+        .expect("an unmeasured leader")
+        .identity
+        .to_string();
+    assert!(!text.contains(&format!(
+        r#"txpace_leader_rtt_seconds{{leader="{unmeasured}"}}"#
+    )));
+}
+
+/// Every family served is listed in docs/metrics-and-events.md (counters by their `_total`
+/// name, as served).
+#[test]
+fn every_metric_is_documented() {
+    let docs = include_str!("../../docs/metrics-and-events.md");
+    let text = scrape(&[fixtures::link_verdicts(300)]);
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix("# TYPE ") else {
+            continue;
+        };
+        let (name, _kind) = rest.split_once(' ').expect("a TYPE line");
+        assert!(
+            docs.contains(&format!("`{name}")),
+            "{name} is not in docs/metrics-and-events.md"
+        );
+    }
+}

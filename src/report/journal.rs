@@ -7,11 +7,16 @@
 use std::{collections::BTreeMap, path::Path};
 
 use super::{
-    load::{LoadError, RunReport, Summary, Transaction},
+    load::LoadError,
     replay::to_snapshot,
+    schema::{RunReport, Summary, Transaction},
 };
 use crate::{
-    engine::snapshot::{Snapshot, StreamCounts},
+    config::Commitment,
+    engine::{
+        TxFact,
+        snapshot::{Snapshot, StreamCounts},
+    },
     journal::{self, Record},
 };
 
@@ -50,33 +55,35 @@ pub fn load_journal(path: &Path) -> Result<(Snapshot, String), LoadError> {
                 k.signature = signature;
                 k.origin = origin;
             }
-            Record::Resigned { id, signature, .. } => {
-                txs.entry(id).or_default().signature = signature;
+            Record::Fact(TxFact::Resigned { id, signature, .. }) => {
+                txs.entry(id).or_default().signature = signature.to_string();
             }
-            Record::Sent { id, sends } => {
+            Record::Fact(TxFact::Sent { id, sends }) => {
                 let k = txs.entry(id).or_default();
                 k.sends = k.sends.max(sends);
             }
-            Record::Confirmed {
+            Record::Fact(TxFact::Confirmed {
                 id,
                 slot,
                 commitment,
-            } => {
+            }) => {
                 let k = txs.entry(id).or_default();
-                k.status = Some(if commitment == "finalized" {
+                k.status = Some(if commitment == Commitment::Finalized {
                     "finalized"
                 } else {
                     "confirmed"
                 });
                 k.slot = Some(slot);
             }
-            Record::Failed { id, slot, error } => {
+            Record::Fact(TxFact::Failed { id, slot, error }) => {
                 let k = txs.entry(id).or_default();
                 k.status = Some("failed");
                 k.slot = Some(slot);
                 k.error = Some(error);
             }
-            Record::Expired { id } => txs.entry(id).or_default().status = Some("expired"),
+            Record::Fact(TxFact::Expired { id }) => {
+                txs.entry(id).or_default().status = Some("expired")
+            }
         }
     }
     let header = header.ok_or_else(|| LoadError::Phase {

@@ -5,10 +5,13 @@
 
 mod journal;
 mod load;
+mod output;
 mod replay;
+mod schema;
 
 pub use journal::load_journal;
 pub use load::{LoadError, load};
+pub use output::{check_writable, write_or_keep};
 
 use std::{collections::BTreeSet, path::Path, time::Duration};
 

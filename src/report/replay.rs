@@ -10,13 +10,13 @@ use imbl::Vector;
 use solana_pubkey::Pubkey;
 use solana_signature::Signature;
 
-use super::load::{RunReport, Transaction};
+use super::schema::{RunReport, Transaction};
 use crate::engine::{
     lifecycle::{Queue, TxState},
     meter::Meter,
     snapshot::{
         ClusterView, ConnState, Counts, LeaderStats, LeaderView, RateTarget, RateView, RunState,
-        SendRecord, Snapshot, StatusRecord, TxView,
+        SendRecord, Snapshot, StatusRecord, TxView, WireView,
     },
 };
 
@@ -104,6 +104,7 @@ pub(super) fn to_snapshot(file: RunReport) -> Result<Snapshot, (usize, String)> 
                 landed: l.landed,
                 ack_ms_p50: l.ack_ms_p50,
                 backoff_level: 0,
+                link: l.link.clone(),
             })
         })
         .collect::<Result<_, String>>()
@@ -118,6 +119,7 @@ pub(super) fn to_snapshot(file: RunReport) -> Result<Snapshot, (usize, String)> 
             conn: ConnState::Idle,
             streams: l.streams,
             landed: l.landed,
+            link: l.link.clone(),
         })
         .collect();
     let target = match summary.target_rate {
@@ -172,6 +174,8 @@ pub(super) fn to_snapshot(file: RunReport) -> Result<Snapshot, (usize, String)> 
         txs,
         queues,
         latency: meter.latency(),
+        // The last minute on the wire is not in a report.
+        wire: WireView::default(),
         acks: meter.acks(),
         leader_totals: Arc::new(totals),
         finished_phases: Arc::default(),

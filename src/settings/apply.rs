@@ -74,8 +74,8 @@ pub fn apply(cli: &mut Cli, matches: &ArgMatches, settings: &Settings) {
     if let Some(rate) = settings.rate.filter(|_| defaulted("rate")) {
         opts.rate = rate;
     } else if deploy && defaulted("rate") {
-        // A deploy's writes go at the best pace the leader takes: the closed loop finds it
-        // (the README's deploy benchmark: the same sends per write as a fixed 100 tx/s).
+        // A deploy's writes go at the best pace the leader takes: the closed loop finds it (the
+        // deploy benchmark in docs/performance.md: the same sends per write as a fixed 100 tx/s).
         opts.rate = RateArg::Max;
     }
     if let Some(k) = settings.fanout.filter(|_| defaulted("fanout")) {

@@ -13,6 +13,9 @@
 //!   │ Sends (3)                                                                  │
 //!   │   +1.200 s  7Np41oeY…T4K2  127.0.0.1:8009  ok in 2 ms                      │
 //!   │   +5.300 s  GdnSyH3Y…PWrv  127.0.0.1:8010  stream stopped by peer (3 ms)   │
+//!   │ Links to its leaders (2)                                                   │
+//!   │   7Np41oeY…T4K2  far · rtt 320 ±41 ms · loss 0.0% of 1,204 · credit waits 0% …    │
+//!   │   GdnSyH3Y…PWrv  ok · rtt 2 ±1 ms · loss 0.1% of 2,310 · credit waits 0% · … │
 //!   │ Status history (2)                                                         │
 //!   │   +1.200 s  sent                                                           │
 //!   └──────────────────────────────────────────── ↑↓ scroll · Esc close ────────┘
@@ -27,7 +30,7 @@ use ratatui::{
     widgets::{Block, Clear, Paragraph, Wrap},
 };
 
-use super::{fmt, theme::Theme};
+use super::{fmt, link, theme::Theme};
 use crate::engine::snapshot::{Snapshot, TxView};
 
 /// Lines before the send log: fields, a blank line and the "Sends" heading.
@@ -35,7 +38,12 @@ const FIXED_LINES: usize = 9;
 
 /// How many lines the overlay's text has, so scrolling can stop at its end.
 pub fn line_count(tx: &TxView) -> usize {
-    FIXED_LINES + tx.send_log.len().max(1) + 1 + tx.history.len().max(1)
+    FIXED_LINES
+        + tx.send_log.len().max(1)
+        + 1
+        + tx.sent_to.len().max(1)
+        + 1
+        + tx.history.len().max(1)
 }
 
 /// Where the overlay of transaction `id` is drawn over `area`.
@@ -180,6 +188,8 @@ fn lines<'a>(tx: &'a TxView, snap: &Snapshot, theme: Theme) -> Vec<Line<'a>> {
         ]));
     }
 
+    links(&mut out, tx, snap, theme);
+
     out.push(Line::from(Span::styled(
         format!("Status history ({})", tx.history.len()),
         theme.bold(),
@@ -198,6 +208,28 @@ fn lines<'a>(tx: &'a TxView, snap: &Snapshot, theme: Theme) -> Vec<Line<'a>> {
         out.push(Line::from(spans));
     }
     out
+}
+
+/// The links to the leaders it was sent to, as measured over the run, with their verdicts.
+fn links<'a>(out: &mut Vec<Line<'a>>, tx: &TxView, snap: &Snapshot, theme: Theme) {
+    out.push(Line::from(Span::styled(
+        format!("Links to its leaders ({})", tx.sent_to.len()),
+        theme.bold(),
+    )));
+    if tx.sent_to.is_empty() {
+        out.push(Line::from(Span::styled("  none yet", theme.dim())));
+    }
+    for leader in tx.sent_to.iter() {
+        let measured = snap.leader_totals.iter().find(|l| l.identity == *leader);
+        let (text, style) = match measured {
+            Some(l) => (link::summary(&l.link), theme.verdict(l.link.verdict)),
+            None => (link::UNKNOWN.to_string(), theme.dim()),
+        };
+        out.push(Line::from(vec![
+            Span::raw(format!("  {}  ", fmt::short_key(leader))),
+            Span::styled(text, style),
+        ]));
+    }
 }
 
 /// Its compute budget, and where its price sits among recent fees for the batch's accounts.

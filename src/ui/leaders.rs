@@ -1,47 +1,56 @@
-//! Leaders: who gets our sends now and next, and how each connection is doing.
+//! Leaders: who gets our sends now and next, how each connection is doing, and the link to
+//! each as measured, with its one-word verdict (see `engine::verdict`).
 //!
 //! ```text
-//! ┌ Leaders ─────────────────────────────────────────────────────────────────┐
-//! │ now 7Np41oeYqPefeNQEHSv1UDhYrehxin3NStELsSKCT4K2  tpu 127.0.0.1:8009       │
-//! │     throttled, backing off 800 ms (stream open stalled)                    │
-//! │ Slot        Leader        State           Sent   Thr  Conn   T/O  Landed TPU QUIC       │
-//! │ 1,232       7Np41oeY…T4K2 backoff 800 ms   812    12     0     0     790 127.0.0.1:8009 │
-//! │ 1,236       GdnSyH3Y…PWrv connected         40     0     0     0      12 127.0.0.1:8010 │
-//! └──────────────────────────────────────────────────────────────────────────┘
+//! ┌ Leaders ─────────────────────────────────────────────────────────────────────────────────┐
+//! │ now 7Np41oeYqPefeNQEHSv1UDhYrehxin3NStELsSKCT4K2  tpu 127.0.0.1:8009                       │
+//! │     throttled, backing off 800 ms (stream open stalled)                                    │
+//! │     far · rtt 320 ±41 ms · loss 0.0% of 1,204 · credit waits 0% · handshake 662 ms · …            │
+//! │ Leader        Link     State          Sent  Landed   RTT  Loss  Wait   Thr   T/O  Conn     │
+//! │ 7Np41oeY…T4K2 far      backoff 800 ms  812     790   320  0.0%     –    12     0     0     │
+//! │ GdnSyH3Y…PWrv ok       connected        40      12     2  0.1%     –     0     0     0     │
+//! └──────────────────────────────────────────────────────────────────────────────────────────┘
 //! ```
 //! The current leader is written out in full (people search for it) with its connection
-//! state on a line of its own: "why didn't it land?" is most often answered right there. Each
-//! row is a leader's window of four slots, named by its first slot. "Sent" counts streams (a
-//! send to two leaders is one stream each); Thr, Conn and T/O are the streams the leader
-//! throttled, that failed to connect, and that timed out — each backs off differently.
+//! state and its link on lines of their own: "why didn't it land?" is most often answered
+//! right there. Each row is a leader's window of four slots. "Link" is the verdict; RTT is
+//! quinn's smoothed round trip in ms, Loss the share of datagrams quinn counted lost, Wait the
+//! 99th percentile of the streams' waits for stream credit in ms ("–": never measured). "Sent"
+//! counts streams (a send to two leaders is one stream each); Thr, T/O and Conn are the
+//! streams the leader throttled, that timed out, and that failed to connect — each backs off
+//! differently. On a wide terminal the slot and the TPU address join them.
 
 use ratatui::{
     Frame,
     layout::Rect,
     text::{Line, Span},
-    widgets::{Block, Cell, Paragraph, Row, Table},
+    widgets::{Block, Cell, Paragraph, Row},
 };
 
 use super::{
-    columns::{self, Column},
-    fmt,
+    columns::{self, Column, Fit},
+    fmt, link,
     theme::Theme,
 };
 use crate::engine::snapshot::{LeaderView, Snapshot};
 
-/// Display order: Slot, Leader, State, Sent, Thr, Conn, T/O, Landed, TPU QUIC. On a narrow
-/// terminal the slot and address go first (the header has the slot and the "now" line the
-/// address), then the failure counts (the state says what is failing now).
-const COLUMNS: [Column; 9] = [
-    Column::fixed(11, 8),
-    Column::fixed(13, 0),
-    Column::fill(14, 1),
-    Column::fixed(7, 2),
-    Column::fixed(5, 4),
-    Column::fixed(5, 6),
-    Column::fixed(5, 5),
-    Column::fixed(7, 3),
-    Column::fixed(19, 7),
+/// Display order. On a narrow terminal the verdict and the counts go first, then the link's
+/// figures, then the failure counts (the state says what is failing now), and the slot and
+/// address last (the header has the slot and the "now" line the address).
+const COLUMNS: [Column; 13] = [
+    Column::fixed("Slot", 11, 12),
+    Column::fixed("Leader", 13, 0),
+    Column::fixed("Link", 8, 1),
+    Column::fill("State", 14, 2),
+    Column::fixed("Sent", 7, 3).right(),
+    Column::fixed("Landed", 7, 4).right(),
+    Column::fixed("RTT", 5, 5).right(),
+    Column::fixed("Loss", 5, 6).right(),
+    Column::fixed("Wait", 5, 7).right(),
+    Column::fixed("Thr", 5, 8).right(),
+    Column::fixed("T/O", 5, 9).right(),
+    Column::fixed("Conn", 5, 10).right(),
+    Column::fixed("TPU QUIC", 19, 11),
 ];
 
 pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
@@ -92,8 +101,12 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
             Span::raw("    "),
             Span::styled(now.conn.label(), theme.conn(&now.conn)),
         ]),
+        Line::from(vec![
+            Span::raw("    "),
+            Span::styled(link::summary(&now.link), theme.verdict(now.link.verdict)),
+        ]),
     ];
-    let head_h = inner.height.min(2);
+    let head_h = inner.height.min(3);
     frame.render_widget(
         Paragraph::new(head),
         Rect {
@@ -111,12 +124,8 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
     }
 
     let rows_fit = (table_area.height - 1) as usize;
-    let (keep, widths) = columns::fit(&COLUMNS, table_area.width, 1);
-    let pick = |cells: Vec<Cell<'static>>| -> Vec<Cell<'static>> {
-        let mut cells: Vec<Option<Cell>> = cells.into_iter().map(Some).collect();
-        keep.iter().filter_map(|&i| cells[i].take()).collect()
-    };
-    let right = |s: String, style| Cell::from(Line::from(Span::styled(s, style)).right_aligned());
+    let fit = Fit::new(&COLUMNS, table_area.width);
+    let right = |s: String, style| columns::right(Span::styled(s, style));
     let rows: Vec<Row> = snap
         .leaders
         .iter()
@@ -128,37 +137,27 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
                 let style = if n == 0 { theme.plain() } else { bad };
                 right(fmt::count(n), style)
             };
-            let row = Row::new(pick(vec![
+            let k = &l.link;
+            let row = Row::new(fit.pick(vec![
                 Cell::from(fmt::count(l.first_slot)),
                 Cell::from(fmt::short_key(&l.identity)),
+                Cell::from(Span::styled(link::verdict(k), theme.verdict(k.verdict))),
                 Cell::from(Span::styled(short_conn(l), theme.conn(&l.conn))),
                 right(fmt::count(st.sent), theme.plain()),
-                flag(st.throttled, theme.warn()),
-                flag(st.connection, theme.bad()),
-                flag(st.timeout, theme.bad()),
                 right(fmt::count(l.landed), theme.plain()),
+                right(link::ms_cell(k.srtt_ms), theme.plain()),
+                right(link::percent(k.loss()), theme.plain()),
+                right(link::ms_cell(k.credit_wait_ms_p99), theme.plain()),
+                flag(st.throttled, theme.warn()),
+                flag(st.timeout, theme.bad()),
+                flag(st.connection, theme.bad()),
                 Cell::from(addr(l)),
             ]));
             // The current leader's row stands out: it is the one receiving sends.
             if i == 0 { row.style(theme.bold()) } else { row }
         })
         .collect();
-    let h = |s: &'static str| Cell::from(s);
-    let hr = |s: &'static str| Cell::from(Line::from(s).right_aligned());
-    let header = Row::new(pick(vec![
-        h("Slot"),
-        h("Leader"),
-        h("State"),
-        hr("Sent"),
-        hr("Thr"),
-        hr("Conn"),
-        hr("T/O"),
-        hr("Landed"),
-        h("TPU QUIC"),
-    ]))
-    .style(theme.dim());
-    let table = Table::new(rows, widths).header(header).column_spacing(1);
-    frame.render_widget(table, table_area);
+    frame.render_widget(fit.table(rows, theme.dim()), table_area);
 }
 
 /// The table's state column is narrow; the full label is on the "now" line and in the log.
@@ -167,7 +166,12 @@ fn short_conn(l: &LeaderView) -> String {
     match &l.conn {
         ConnState::BackingOff { remaining_ms, .. } => format!("backoff {remaining_ms} ms"),
         ConnState::Failed { .. } => "failed".into(),
-        ConnState::Silent { for_ms } => format!("no answer {for_ms} ms"),
+        ConnState::Silent { for_ms } => {
+            format!(
+                "no answer {}",
+                fmt::span(std::time::Duration::from_millis(*for_ms))
+            )
+        }
         other => other.label(),
     }
 }

@@ -23,14 +23,15 @@ pub mod fixtures;
 pub mod fmt;
 pub mod header;
 pub mod help;
+mod input;
 pub mod keybar;
 pub mod keymap;
 pub mod latency;
 pub mod leaders;
+pub mod link;
 pub mod logs;
 pub mod queues;
 pub mod rate;
-mod rebind;
 pub mod small;
 mod terminal;
 pub mod theme;
@@ -41,19 +42,22 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crossterm::event::{self, Event, MouseEventKind};
+use crossterm::event::{Event, MouseEventKind};
 use tokio::sync::{mpsc, watch};
 
 pub use app::{App, Overlay};
 
 use crate::engine::command::Command;
 use crate::engine::snapshot::Snapshot;
+use crate::interrupt::{self, Reason};
+use input::{Input, InputThread};
 
 /// About 10 frames per second: smooth enough for counters that change every second, cheap
 /// enough to leave the cores to the sender.
 const FRAME: Duration = Duration::from_millis(100);
-/// The longest the loop waits for input before looking at the snapshot and signals again; keys
-/// are answered as soon as they arrive, this only bounds how late a new snapshot is noticed.
+/// The longest the loop waits for input before looking at the snapshot and the stop requests
+/// again; keys are answered as soon as they arrive, this only bounds how late a new snapshot is
+/// noticed.
 const POLL: Duration = Duration::from_millis(20);
 /// A new snapshot is drawn at once if the last frame is at least this old, so a pause or rate
 /// change shows within about 50 ms of the engine publishing it.
@@ -77,15 +81,20 @@ pub struct UiOptions {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UiExit {
-    /// The user quit (q, Ctrl-C) or the process was asked to terminate; `Command::Stop` was
-    /// sent. The run may have been over already: the caller reads the last snapshot for that.
+    /// The user quit (q, Ctrl-C); `Command::Stop` was sent. The run may have been over already:
+    /// the caller reads the last snapshot for that.
     Quit,
+    /// Asked to stop from outside — SIGTERM, SIGHUP — or the terminal went away (its input
+    /// ended or failed, or drawing on it failed); `Command::Stop` was sent. After a hang-up the
+    /// terminal is gone: the caller must not expect anyone to read what it prints there.
+    Interrupted(Reason),
     /// `exit_when_done` and the run is over.
     Done,
 }
 
-/// Runs the dashboard on the current thread until the user quits (q / Ctrl-C / SIGTERM) or,
-/// with `exit_when_done`, the run is over. The terminal is restored on every way out,
+/// Runs the dashboard on the current thread until the user quits (q / Ctrl-C), a stop is
+/// requested from outside (SIGTERM, SIGHUP; see [`crate::interrupt`]), the terminal goes away,
+/// or, with `exit_when_done`, the run is over. The terminal is restored on every way out,
 /// including a panic.
 ///
 /// Must not run on a tokio worker thread (it blocks on terminal input); call it from the main
@@ -96,6 +105,7 @@ pub fn run(
     opts: UiOptions,
 ) -> anyhow::Result<UiExit> {
     let mut guard = terminal::TerminalGuard::enter(opts.mouse)?;
+    let input = InputThread::spawn()?;
     let mut app = App::new(opts.title, false)
         .with_theme(opts.theme)
         .with_keymap(opts.keymap)
@@ -103,12 +113,21 @@ pub fn run(
     let mut snap = snapshots.borrow_and_update().clone();
     let mut last_draw: Option<Instant> = None;
     let mut dirty = true;
+    // Only the engine can refuse a command; once it is gone there is nobody to tell.
+    let interrupted = |reason: Reason| {
+        let _ = commands.send(Command::Stop);
+        if reason == Reason::HangUp {
+            // Before the terminal is let go: ratatui's `Drop` reports a failure to show the
+            // cursor with `eprintln!`, which panics on a dead terminal.
+            interrupt::detach_dead_outputs();
+        }
+        Ok(UiExit::Interrupted(reason))
+    };
 
     loop {
-        if guard.terminated() {
-            // Only the engine can refuse; once it is gone there is nobody to tell.
-            let _ = commands.send(Command::Stop);
-            return Ok(UiExit::Quit);
+        if let Some(reason) = interrupt::requested() {
+            log::warn!("{}: stopping", reason.describe());
+            return interrupted(reason);
         }
         // A closed channel means the engine is gone; keep showing its last word.
         if let Some(newer) = newer(&mut snapshots, &snap) {
@@ -120,7 +139,9 @@ pub fn run(
             age >= FRAME || (dirty && age >= MIN_FRAME)
         });
         if due {
-            guard.terminal.draw(|f| app.render(f, &snap))?;
+            if let Err(e) = guard.terminal.draw(|f| app.render(f, &snap)) {
+                return interrupted(terminal_gone(&format!("drawing failed: {e}")));
+            }
             last_draw = Some(Instant::now());
             dirty = false;
         }
@@ -128,17 +149,17 @@ pub fn run(
             return Ok(UiExit::Done);
         }
 
-        if !event::poll(POLL)? {
-            continue;
-        }
-        match event::read()? {
+        let ev = match input.next(POLL) {
+            None => continue,
+            Some(Input::Gone(why)) => return interrupted(terminal_gone(&why)),
+            Some(Input::Event(ev)) => ev,
+        };
+        let drawn = match ev {
             Event::Mouse(ev)
                 if !matches!(ev.kind, MouseEventKind::Moved | MouseEventKind::Up(_)) =>
             {
                 app.handle_mouse(ev, &snap);
-                guard.terminal.draw(|f| app.render(f, &snap))?;
-                last_draw = Some(Instant::now());
-                dirty = false;
+                guard.terminal.draw(|f| app.render(f, &snap))
             }
             Event::Key(key) => {
                 // Act on the newest picture, not the one drawn up to a frame ago.
@@ -152,15 +173,30 @@ pub fn run(
                     return Ok(UiExit::Quit);
                 }
                 // Answer the key now rather than at the next frame.
-                guard.terminal.draw(|f| app.render(f, &snap))?;
-                last_draw = Some(Instant::now());
-                dirty = false;
+                guard.terminal.draw(|f| app.render(f, &snap))
             }
             // `draw` picks up the new size itself; just draw now.
-            Event::Resize(..) => last_draw = None,
-            _ => {}
+            Event::Resize(..) => {
+                last_draw = None;
+                continue;
+            }
+            _ => continue,
+        };
+        if let Err(e) = drawn {
+            return interrupted(terminal_gone(&format!("drawing failed: {e}")));
         }
+        last_draw = Some(Instant::now());
+        dirty = false;
     }
+}
+
+/// The terminal cannot be read or drawn on any more: a hang-up, whatever the kernel said. The
+/// stop is recorded for the rest of the process (the command's closing lines must not go to
+/// the dead terminal either).
+fn terminal_gone(why: &str) -> Reason {
+    interrupt::request(Reason::HangUp);
+    log::warn!("{why}: the terminal is gone; stopping");
+    interrupt::requested().unwrap_or(Reason::HangUp)
 }
 
 /// A picture newer than `shown`, if any — including the last one an engine published just

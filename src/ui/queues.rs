@@ -20,12 +20,12 @@ use ratatui::{
     text::{Line, Span},
     widgets::{
         Block, Cell as TCell, Paragraph, Row, Scrollbar, ScrollbarOrientation, ScrollbarState,
-        Table, TableState,
+        TableState,
     },
 };
 
 use super::{
-    columns::{self, Column},
+    columns::{self, Column, Fit},
     fmt,
     theme::Theme,
 };
@@ -36,15 +36,15 @@ use crate::engine::snapshot::{Snapshot, TxView};
 /// error. On a narrow terminal the signature, state, sends and error stay longest: they are
 /// what tells a stuck transaction from a lost one.
 const COLUMNS: [Column; 9] = [
-    Column::fixed(7, 6),
-    Column::fixed(13, 0),
-    Column::fixed(9, 1),
-    Column::fixed(5, 2),
-    Column::fixed(8, 4),
-    Column::fixed(11, 5),
-    Column::fixed(9, 8),
-    Column::fixed(13, 7),
-    Column::fill(10, 3),
+    Column::fixed("#", 7, 6).right(),
+    Column::fixed("Signature", 13, 0),
+    Column::fixed("State", 9, 1),
+    Column::fixed("Sends", 5, 2).right(),
+    Column::fixed("Age", 8, 4).right(),
+    Column::fixed("Blocks left", 11, 5).right(),
+    Column::fixed("Landed in", 9, 8).right(),
+    Column::fixed("Last leader", 13, 7),
+    Column::fill("Last error", 10, 3),
 ];
 
 /// What the table needs from the app: the selection it keeps, and where it scrolled to last
@@ -186,33 +186,15 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, view: TableView, t
         );
     }
 
-    let (keep, widths) = columns::fit(&COLUMNS, table_area.width, 1);
-    let pick = |cells: Vec<TCell<'static>>| -> Vec<TCell<'static>> {
-        let mut cells: Vec<Option<TCell>> = cells.into_iter().map(Some).collect();
-        keep.iter().filter_map(|&i| cells[i].take()).collect()
-    };
+    let fit = Fit::new(&COLUMNS, table_area.width);
     let block_height = snap.cluster.block_height;
     let rows: Vec<Row> = (offset..(offset + visible).min(len))
         .filter_map(|row| snap.queue_row(view.queue, row).map(|tx| (row, tx)))
-        .map(|(row, tx)| Row::new(pick(tx_cells(row, tx, snap.elapsed, block_height, theme))))
+        .map(|(row, tx)| Row::new(fit.pick(tx_cells(row, tx, snap.elapsed, block_height, theme))))
         .collect();
 
-    let right = |s: &'static str| TCell::from(Line::from(s).right_aligned());
-    let header = Row::new(pick(vec![
-        right("#"),
-        TCell::from("Signature"),
-        TCell::from("State"),
-        right("Sends"),
-        right("Age"),
-        right("Blocks left"),
-        right("Landed in"),
-        TCell::from("Last leader"),
-        TCell::from("Last error"),
-    ]))
-    .style(theme.dim());
-    let table = Table::new(rows, widths)
-        .header(header)
-        .column_spacing(1)
+    let table = fit
+        .table(rows, theme.dim())
         .row_highlight_style(theme.selected());
     let mut state = TableState::default();
     if len > 0 {
@@ -304,7 +286,7 @@ pub fn age(tx: &TxView, elapsed: Duration) -> Option<Duration> {
     Some(end.saturating_sub(first))
 }
 
-/// Every column of a row, in display order; [`columns::fit`] decides which are shown.
+/// Every column of a row, in display order; [`Fit`] decides which are shown.
 fn tx_cells(
     row: usize,
     tx: &TxView,
@@ -312,7 +294,6 @@ fn tx_cells(
     block_height: u64,
     theme: Theme,
 ) -> Vec<TCell<'static>> {
-    let num = |s: String| TCell::from(Line::from(s).right_aligned());
     let dash = || "-".to_string();
     let blocks = if tx.state.is_final() {
         None
@@ -324,25 +305,22 @@ fn tx_cells(
         _ => theme.plain(),
     };
     vec![
-        num(fmt::count(row as u64 + 1)),
+        columns::right(fmt::count(row as u64 + 1)),
         TCell::from(fmt::short_sig(&tx.signature)),
         TCell::from(Span::styled(tx.state.label(), theme.tx_state(tx.state))),
-        num(tx.sends.to_string()),
-        num(age(tx, elapsed).map(fmt::span).unwrap_or_else(dash)),
-        TCell::from(
-            Line::from(Span::styled(
-                match (blocks, tx.durable_nonce) {
-                    // An upper bound, not the cluster's own figure: marked as an estimate.
-                    (Some(b), _) if !tx.last_valid_exact => format!("≤{}", fmt::count(b)),
-                    (Some(b), _) => fmt::count(b),
-                    (None, true) => "nonce".to_string(),
-                    (None, false) => dash(),
-                },
-                blocks_style,
-            ))
-            .right_aligned(),
-        ),
-        num(tx.time_to_land.map(fmt::span).unwrap_or_else(dash)),
+        columns::right(tx.sends.to_string()),
+        columns::right(age(tx, elapsed).map(fmt::span).unwrap_or_else(dash)),
+        columns::right(Span::styled(
+            match (blocks, tx.durable_nonce) {
+                // An upper bound, not the cluster's own figure: marked as an estimate.
+                (Some(b), _) if !tx.last_valid_exact => format!("≤{}", fmt::count(b)),
+                (Some(b), _) => fmt::count(b),
+                (None, true) => "nonce".to_string(),
+                (None, false) => dash(),
+            },
+            blocks_style,
+        )),
+        columns::right(tx.time_to_land.map(fmt::span).unwrap_or_else(dash)),
         TCell::from(
             tx.last_leader
                 .as_ref()

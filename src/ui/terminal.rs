@@ -1,12 +1,13 @@
 //! Getting the terminal into raw mode and, above all, back out of it: on return, on error
 //! (the guard's `Drop`), on a panic of the dashboard's thread (a hook that restores before the
-//! panic message is printed, so the message is readable) and on SIGTERM/SIGHUP (a flag the
-//! event loop treats as quit).
+//! panic message is printed, so the message is readable). While the dashboard is up it holds
+//! [`crate::interrupt::handle`], so SIGTERM and SIGHUP request a stop the event loop acts on
+//! rather than ending the process with the terminal left raw.
 
 use std::{
     io::{self, Stdout},
     sync::{
-        Arc, Mutex, Once,
+        Mutex, Once,
         atomic::{AtomicBool, Ordering},
     },
     thread::ThreadId,
@@ -21,11 +22,6 @@ use crossterm::{
     },
 };
 use ratatui::{Terminal, backend::CrosstermBackend};
-use signal_hook::{
-    SigId,
-    consts::{SIGHUP, SIGTERM},
-    flag,
-};
 
 /// Whether the terminal is ours right now; the panic hook only acts when it is, so a panic
 /// after the dashboard closed prints normally.
@@ -84,13 +80,13 @@ fn install_panic_hook() {
 /// The dashboard's hold on the terminal; dropping it gives the terminal back.
 pub struct TerminalGuard {
     pub terminal: Terminal<CrosstermBackend<Stdout>>,
-    signals: Signals,
+    _signals: crate::interrupt::Handling,
 }
 
 impl TerminalGuard {
     pub fn enter(mouse: bool) -> anyhow::Result<Self> {
         install_panic_hook();
-        let signals = Signals::register()?;
+        let signals = crate::interrupt::handle();
         if let Ok(mut t) = UI_THREAD.lock() {
             *t = Some(std::thread::current().id());
         }
@@ -99,7 +95,7 @@ impl TerminalGuard {
         // From here on, an early return drops a guard that restores.
         let guard = TerminalGuard {
             terminal: Terminal::new(CrosstermBackend::new(io::stdout()))?,
-            signals,
+            _signals: signals,
         };
         // Not `Terminal::clear`: it asks the terminal where the cursor is and fails when no
         // answer comes (some multiplexers, serial consoles); a plain clear needs no answer.
@@ -114,11 +110,6 @@ impl TerminalGuard {
         }
         Ok(guard)
     }
-
-    /// SIGTERM or SIGHUP arrived since the dashboard opened.
-    pub fn terminated(&self) -> bool {
-        self.signals.fired.load(Ordering::SeqCst)
-    }
 }
 
 impl Drop for TerminalGuard {
@@ -126,37 +117,5 @@ impl Drop for TerminalGuard {
         if ACTIVE.swap(false, Ordering::SeqCst) {
             restore();
         }
-    }
-}
-
-/// SIGTERM/SIGHUP handling while the dashboard is up. signal-hook cannot uninstall its handler,
-/// so each signal also gets a "conditional default": once the dashboard is gone, `closed` is
-/// set and a later signal terminates the process as if we had never handled it.
-struct Signals {
-    fired: Arc<AtomicBool>,
-    closed: Arc<AtomicBool>,
-    ids: Vec<SigId>,
-}
-
-impl Signals {
-    fn register() -> anyhow::Result<Self> {
-        let fired = Arc::new(AtomicBool::new(false));
-        let closed = Arc::new(AtomicBool::new(false));
-        let mut ids = Vec::new();
-        for sig in [SIGTERM, SIGHUP] {
-            // Order matters: the conditional default runs first and sees `closed` as it was.
-            flag::register_conditional_default(sig, Arc::clone(&closed))?;
-            ids.push(flag::register(sig, Arc::clone(&fired))?);
-        }
-        Ok(Signals { fired, closed, ids })
-    }
-}
-
-impl Drop for Signals {
-    fn drop(&mut self) {
-        for id in self.ids.drain(..) {
-            signal_hook::low_level::unregister(id);
-        }
-        self.closed.store(true, Ordering::SeqCst);
     }
 }

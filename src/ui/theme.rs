@@ -6,7 +6,7 @@
 use ratatui::style::{Color, Modifier, Style};
 
 use crate::engine::lifecycle::TxState;
-use crate::engine::snapshot::{ConnState, RunState};
+use crate::engine::snapshot::{ConnState, RunState, Verdict};
 
 /// The theme a user asks for (`--theme`, `theme =` in txpace.toml).
 #[derive(
@@ -187,6 +187,17 @@ impl Theme {
             ConnState::Idle | ConnState::Connecting => self.accent(),
             ConnState::BackingOff { .. } | ConnState::Silent { .. } => self.warn(),
             ConnState::Failed { .. } | ConnState::NoAddress => self.bad(),
+        }
+    }
+
+    /// A leader's link verdict: fine, worth knowing, slowing us, stopping us.
+    pub fn verdict(self, verdict: Option<Verdict>) -> Style {
+        match verdict {
+            None => self.dim(),
+            Some(Verdict::Ok) => self.ok(),
+            Some(Verdict::Far) => self.accent(),
+            Some(Verdict::Lossy | Verdict::Budget | Verdict::Ignoring) => self.warn(),
+            Some(Verdict::Evicted | Verdict::Dark) => self.bad(),
         }
     }
 

@@ -12,7 +12,7 @@
 
 use std::{
     fs::File,
-    io::{BufRead, BufReader, Write},
+    io::{BufRead, BufReader},
     net::SocketAddr,
     path::{Path, PathBuf},
     process::{Child, ChildStdin, Command, Stdio},
@@ -38,7 +38,6 @@ use super::{
 pub const DEFAULT_CLUSTER_STARTUP: Duration = Duration::from_secs(240);
 /// How long a stopped cluster gets to remove its ledgers before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(60);
-const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
 const TAIL_LINES: usize = 25;
 
 /// One node as `cluster.json` lists it.
@@ -74,6 +73,9 @@ pub struct LocalnetOptions {
     pub nodes: usize,
     /// Relays in front of every TPU, so [`Localnet::blackhole`] can cut one leader.
     pub tpu_relay: bool,
+    /// Every node's link from a named profile (`eu`, `na`, `apac`, `hostile`, `mainnet`:
+    /// `txpace-localnet --link-profile`), through relays even without `tpu_relay`.
+    pub link_profile: Option<String>,
     pub startup_timeout: Duration,
     /// The `txpace-localnet` to run; `None` finds it as [`locate_program`] does.
     pub program: Option<PathBuf>,
@@ -84,6 +86,7 @@ impl Default for LocalnetOptions {
         LocalnetOptions {
             nodes: 3,
             tpu_relay: false,
+            link_profile: None,
             startup_timeout: DEFAULT_CLUSTER_STARTUP,
             program: None,
         }
@@ -99,8 +102,8 @@ const FORKED_AT_START: i32 = 3;
 #[derive(Debug)]
 pub struct Localnet {
     child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
+    pub(super) stdin: ChildStdin,
+    pub(super) lines: Receiver<String>,
     nodes: Vec<ClusterNode>,
     mint: Keypair,
     mint_path: PathBuf,
@@ -161,6 +164,9 @@ impl Localnet {
         if options.tpu_relay {
             command.arg("--tpu-relay");
         }
+        if let Some(profile) = &options.link_profile {
+            command.arg("--link-profile").arg(profile);
+        }
         let started = Instant::now();
         let mut child = command
             .stdin(Stdio::piped())
@@ -203,6 +209,10 @@ impl Localnet {
 
     fn wait_ready(&mut self, started: Instant, timeout: Duration) -> Result<(), ValidatorError> {
         loop {
+            // The caller drops the half-started cluster, which stops it and removes its ledgers.
+            if crate::interrupt::requested().is_some() {
+                return Err(ValidatorError::Interrupted);
+            }
             match self.lines.recv_timeout(Duration::from_millis(200)) {
                 Ok(line) if line.starts_with("txpace-localnet: ready") => return Ok(()),
                 Ok(_) | Err(RecvTimeoutError::Timeout) => {}
@@ -251,36 +261,6 @@ impl Localnet {
         self.mint = read_keypair(&manifest.mint)?;
         self.mint_path = manifest.mint;
         Ok(())
-    }
-
-    /// Node `node`'s TPU relay drops everything both ways (needs `tpu_relay`).
-    pub fn blackhole(&mut self, node: usize) -> Result<(), ValidatorError> {
-        self.control(&format!("blackhole {node}"))
-    }
-
-    /// Node `node`'s TPU relay carries traffic again.
-    pub fn restore(&mut self, node: usize) -> Result<(), ValidatorError> {
-        self.control(&format!("restore {node}"))
-    }
-
-    fn control(&mut self, command: &str) -> Result<(), ValidatorError> {
-        let failed = |reason: String| ValidatorError::Control {
-            command: command.to_string(),
-            reason,
-        };
-        writeln!(self.stdin, "{command}")
-            .and_then(|()| self.stdin.flush())
-            .map_err(|e| failed(e.to_string()))?;
-        let deadline = Instant::now() + CONTROL_TIMEOUT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) if line == format!("ok {command}") => return Ok(()),
-                Ok(line) if line.starts_with("error:") => return Err(failed(line)),
-                Ok(_) => {}
-                Err(e) => return Err(failed(format!("no answer ({e})"))),
-            }
-        }
     }
 
     /// The nodes in the manifest's order (node 0 started the cluster).

@@ -9,6 +9,10 @@ use solana_rpc_client_api::client_error::Error as ClientError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ValidatorError {
+    /// A stop was requested (Ctrl-C, SIGTERM, a hang-up) while the validators started; they
+    /// were stopped and their ledgers removed.
+    #[error("interrupted while the local validators started")]
+    Interrupted,
     /// The binary is missing; the message carries the full install instructions.
     #[error("{0}")]
     NotInstalled(String),

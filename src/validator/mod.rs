@@ -14,6 +14,7 @@
 //! validator in `tokio::task::spawn_blocking` or before entering the runtime.
 
 mod cluster;
+mod cluster_control;
 mod error;
 mod files;
 pub mod locate;
@@ -210,6 +211,10 @@ impl LocalValidator {
         );
         let mut last;
         loop {
+            if crate::interrupt::requested().is_some() {
+                self.kill();
+                return Err(ValidatorError::Interrupted);
+            }
             if let Some(child) = self.child.as_mut()
                 && let Ok(Some(status)) = child.try_wait()
             {
@@ -242,6 +247,10 @@ impl LocalValidator {
         let rpc = self.rpc_client();
         let me = self.identity.pubkey().to_string();
         loop {
+            if crate::interrupt::requested().is_some() {
+                self.kill();
+                return Err(ValidatorError::Interrupted);
+            }
             let nodes = rpc.get_cluster_nodes().map_err(|e| ValidatorError::Rpc {
                 call: "getClusterNodes",
                 url: self.rpc_url(),

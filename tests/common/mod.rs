@@ -1,10 +1,13 @@
-//! Helpers shared by the end-to-end tests: running the real `txpace` binary and proving that
+//! Helpers shared by both test harnesses (`tests/fast`, `tests/e2e`): running the real `txpace`
+//! binary, tests that need a process of their own, and proving that
 //! transactions land on a real validator.
-#![allow(dead_code)] // each test binary uses a different subset
+#![allow(dead_code)] // each harness uses a different subset
 
 pub mod budget;
 pub mod metrics;
+pub mod own_process;
 pub mod pty;
+pub mod scenarios;
 pub mod schema;
 pub mod secrets;
 pub mod sim;

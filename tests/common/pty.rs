@@ -3,12 +3,16 @@
 use std::{
     io::{Read, Write},
     path::Path,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+    thread::JoinHandle,
     time::{Duration, Instant},
 };
 
 pub use portable_pty::ExitStatus;
-use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 
 pub const ROWS: u16 = 48;
 pub const COLS: u16 = 160;
@@ -30,7 +34,12 @@ pub fn txpace_in_terminal(dir: &Path, args: &[&str]) -> CommandBuilder {
 /// A program running in a pseudo-terminal, everything it wrote kept.
 pub struct Terminal {
     child: Box<dyn portable_pty::Child + Send + Sync>,
-    writer: Box<dyn Write + Send>,
+    /// The terminal's side of the pseudo-terminal; `None` once [`Terminal::hang_up`] closed it.
+    master: Option<Box<dyn MasterPty + Send>>,
+    writer: Option<Box<dyn Write + Send>>,
+    /// Tells the reader thread to let go of its copy of the master.
+    stop_reading: Arc<AtomicBool>,
+    reader: Option<JoinHandle<()>>,
     raw: Arc<Mutex<Vec<u8>>>,
     /// The screen so far and how many bytes of `raw` it has taken in: reading the screen
     /// parses only what arrived since, so a long run is not re-parsed from its first byte on
@@ -50,27 +59,67 @@ impl Terminal {
             .expect("openpty");
         let child = pty.slave.spawn_command(cmd).expect("spawn txpace");
         drop(pty.slave);
-        let mut reader = pty.master.try_clone_reader().expect("reader");
-        let writer = pty.master.take_writer().expect("writer");
+        let master = pty.master;
+        // Non-blocking (the flag is shared by every copy of the descriptor), so the reader
+        // thread can look at its stop flag and let its copy go: the terminal hangs up only when
+        // the last copy of the master closes.
+        let fd = master.as_raw_fd().expect("the master's descriptor");
+        // SAFETY: fcntl on a descriptor we own, setting one flag.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+        let mut reader = master.try_clone_reader().expect("reader");
+        let writer = master.take_writer().expect("writer");
         let raw = Arc::new(Mutex::new(Vec::new()));
         let sink = raw.clone();
-        std::thread::spawn(move || {
+        let stop_reading = Arc::new(AtomicBool::new(false));
+        let stop = stop_reading.clone();
+        let reader = std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                if let Ok(mut r) = sink.lock() {
-                    r.extend_from_slice(&buf[..n]);
+            while !stop.load(Ordering::SeqCst) {
+                match reader.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        if let Ok(mut r) = sink.lock() {
+                            r.extend_from_slice(&buf[..n]);
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
                 }
             }
         });
         Terminal {
             child,
-            writer,
+            master: Some(master),
+            writer: Some(writer),
+            stop_reading,
+            reader: Some(reader),
             raw,
             screen: Mutex::new((vt100::Parser::new(ROWS, COLS, 0), 0)),
         }
+    }
+
+    /// Closes the terminal under the program, as a dropped SSH connection or a closed terminal
+    /// window does (and as `tmux kill-session` does): every copy of the master side is closed,
+    /// so the kernel hangs the terminal up — SIGHUP to its foreground process group, and reads
+    /// of it end. Nothing is typed or drawn any more.
+    pub fn hang_up(&mut self) {
+        self.stop_reading.store(true, Ordering::SeqCst);
+        if let Some(t) = self.reader.take() {
+            let _ = t.join();
+        }
+        self.writer = None;
+        self.master = None;
+    }
+
+    /// The program's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.process_id().expect("a process id")
     }
 
     /// The screen now.
@@ -109,6 +158,8 @@ impl Terminal {
     /// Types `keys`.
     pub fn keys(&mut self, keys: &[u8]) {
         self.writer
+            .as_mut()
+            .expect("the terminal is open")
             .write_all(keys)
             .expect("writing to the terminal");
     }

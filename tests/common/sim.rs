@@ -101,3 +101,31 @@ impl Transport for PanickingTransport {
         self.inner.link_state(addr)
     }
 }
+
+/// Another sender's load on `addr`: `connections` senders on `ip` (one connection each), each
+/// sending `per_second` streams until the task is aborted. On the engine's address
+/// ([`txpace::engine::sim::DEFAULT_SENDER_IP`]) they share the engine's budget with it.
+pub fn flood(
+    cluster: &SimCluster,
+    ip: std::net::IpAddr,
+    addr: SocketAddr,
+    connections: usize,
+    per_second: f64,
+) -> tokio::task::JoinHandle<()> {
+    let senders: Vec<_> = (0..connections).map(|_| cluster.sender(ip, 0.0)).collect();
+    let cluster = cluster.clone();
+    tokio::spawn(async move {
+        let gap = std::time::Duration::from_secs_f64(1.0 / per_second);
+        loop {
+            let wires: Vec<_> = cluster
+                .transactions(senders.len(), unique_hash())
+                .into_iter()
+                .map(|t| t.wire)
+                .collect();
+            for (s, w) in senders.iter().zip(wires) {
+                tokio::spawn(s.send(addr, w, Handoff::default()));
+            }
+            tokio::time::sleep(gap).await;
+        }
+    })
+}

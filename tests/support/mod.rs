@@ -1,7 +1,8 @@
-//! Helpers for the fault and resume end-to-end tests (kept apart from `tests/common`, which the
-//! other end-to-end tests share): running `txpace send` as a child, and holding its report up
-//! against the chain.
-#![allow(dead_code)] // each test binary uses a different subset
+//! Helpers for tests that run `txpace send` as a child and hold its report up against the chain
+//! (the fault, resume, cluster and hang-up end-to-end tests, and the input-format tests of the
+//! fast harness); `tests/common` holds what both harnesses share (the real binary, own-process
+//! tests, landings on a real validator).
+#![allow(dead_code)] // each harness uses a different subset
 
 pub mod proxy;
 
@@ -83,6 +84,35 @@ impl Running {
         }
     }
 
+    /// Waits until the journal it writes at `journal` shows `ready` of its tally (confirmed,
+    /// failed, expired, sent without outcome), read every 100 ms; panics with the last tally
+    /// after `limit`. A state of the run, not a time: a busy machine starts a run late.
+    pub fn wait_for_journal(
+        &self,
+        journal: &Path,
+        limit: Duration,
+        ready: impl Fn((usize, usize, usize, usize)) -> bool,
+    ) {
+        let deadline = Instant::now() + limit;
+        let mut last = None;
+        while Instant::now() < deadline {
+            if let Ok(replay) = txpace::journal::read(journal) {
+                let tally = replay.tally();
+                if ready(tally) {
+                    return;
+                }
+                last = Some(tally);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "the journal {} did not reach the state waited for in {limit:?} (last tally \
+             (confirmed, failed, expired, sent): {last:?}); stderr:\n{}",
+            journal.display(),
+            self.stderr_now()
+        );
+    }
+
     /// What it printed so far.
     pub fn stderr_now(&self) -> String {
         std::fs::read_to_string(&self.err).unwrap_or_default()
@@ -123,6 +153,18 @@ impl Drop for Running {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The signatures of a file of signed transactions, in its order.
+pub fn signatures_of(file: &Path) -> Vec<Signature> {
+    let loaded = txpace::source::load_with_progress(
+        &[file.to_path_buf()],
+        txpace::cli::InputFormat::Auto,
+        &|_| {},
+    )
+    .expect("load");
+    assert!(loaded.invalid.is_empty(), "{}", file.display());
+    loaded.valid.iter().map(|t| t.signature).collect()
 }
 
 /// What the chain says of each signature: `None` never landed (as far as the node knows),

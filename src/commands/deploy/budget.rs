@@ -8,6 +8,7 @@ use solana_rpc_client::rpc_client::RpcClient;
 
 use crate::{
     cli::{DeployArgs, UnitPrice},
+    commands::blocking::block_on,
     deploy::compute::{ComputeBudget, PriceSource, recent_price},
     ui::fmt,
 };
@@ -25,8 +26,11 @@ impl Budget {
             None => (None, None),
             Some(UnitPrice::Fixed(p)) => (Some(p), Some(PriceSource::Flag)),
             Some(UnitPrice::Auto) => {
-                let (price, source) = recent_price(rpc, written, args.fee_percentile)
-                    .context("getRecentPrioritizationFees for --with-compute-unit-price auto")?;
+                let (price, source) = block_on(
+                    rpc,
+                    recent_price(rpc.get_inner_client(), written, args.fee_percentile),
+                )
+                .context("getRecentPrioritizationFees for --with-compute-unit-price auto")?;
                 (Some(price), Some(source))
             }
         };

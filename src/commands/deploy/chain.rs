@@ -1,15 +1,18 @@
 //! Reading the accounts and rents a deploy plan depends on, once, before anything is sent.
 
 use anyhow::{Context, Result};
-use solana_commitment_config::CommitmentConfig;
 use solana_loader_v3_interface::state::UpgradeableLoaderState;
 use solana_pubkey::Pubkey;
 use solana_rpc_client::rpc_client::RpcClient;
 
-use crate::deploy::{
-    DeployError,
-    accounts::{AccountData, BufferState, ProgramState},
-    plan::{ChainState, Inputs, Rents},
+use crate::{
+    commands::blocking::block_on,
+    deploy::{
+        DeployError,
+        accounts::{AccountData, BufferState, ProgramState},
+        drive::fetch_account,
+        plan::{ChainState, Inputs, Rents},
+    },
 };
 
 /// The feature gate `enable_extend_program_checked` (agave-feature-set 4.0): once active, the
@@ -21,7 +24,7 @@ const EXTEND_PROGRAM_CHECKED_FEATURE: Pubkey =
 pub(super) fn read_chain(rpc: &RpcClient, i: &Inputs) -> Result<ChainState> {
     let buffer = BufferState::read(&i.buffer, fetch(rpc, &i.buffer)?)?;
     let program = ProgramState::read(&i.program_id, fetch(rpc, &i.program_id)?, |pd| {
-        fetch(rpc, pd).map_err(|e| DeployError::rpc("getAccountInfo", format!("{e:#}")))
+        fetch(rpc, pd)
     })?;
     let balance = rpc
         .get_balance(&i.payer)
@@ -49,15 +52,8 @@ pub(super) fn read_chain(rpc: &RpcClient, i: &Inputs) -> Result<ChainState> {
     })
 }
 
-pub(super) fn fetch(rpc: &RpcClient, address: &Pubkey) -> Result<Option<AccountData>> {
-    let acc = rpc
-        .get_account_with_commitment(address, CommitmentConfig::confirmed())
-        .with_context(|| format!("getAccountInfo {address}"))?
-        .value;
-    Ok(acc.map(|a| AccountData {
-        owner: a.owner,
-        lamports: a.lamports,
-        executable: a.executable,
-        data: a.data,
-    }))
+/// Reads one account at `confirmed` through the driver's own read ([`fetch_account`]) on the
+/// asynchronous client the blocking one wraps: one getAccountInfo for the whole deploy.
+pub(super) fn fetch(rpc: &RpcClient, address: &Pubkey) -> Result<Option<AccountData>, DeployError> {
+    block_on(rpc, fetch_account(rpc.get_inner_client(), address))
 }

@@ -44,6 +44,21 @@ pub(super) fn explain_recovery(buffer: &Pubkey, buffer_path: &Path, rpc: &RpcCli
     );
 }
 
+/// [`explain_recovery`] for a deploy stopped from outside (Ctrl-C, SIGTERM, a hang-up): the
+/// process must end within a second or two, so the chain is not asked what the buffer holds,
+/// and the hint also goes to the log, which is all anyone reads after a hang-up.
+pub(super) fn explain_interrupted(buffer: &Pubkey, buffer_path: &Path) {
+    let hint = format!(
+        "buffer {buffer}, if it was created, keeps what was written.\n\
+         to finish: run the same command again (it resumes from --buffer {})\n\
+         to abandon and recover its SOL: txpace deploy --close-buffer {} (same --url and --keypair)",
+        buffer_path.display(),
+        buffer_path.display()
+    );
+    log::warn!("{hint}");
+    eprintln!("{hint}");
+}
+
 /// `--close-buffer`: return an abandoned buffer's lamports to the payer.
 pub(super) fn close_buffer(global: &GlobalOpts, args: &DeployArgs, which: &str) -> Result<u8> {
     let resolved = config::resolve(&global.to_args(args.keypair.clone())).map_err(exit::usage)?;

@@ -53,7 +53,7 @@ mod report;
 
 use budget::Budget;
 use chain::read_chain;
-use close::{close_buffer, explain_recovery};
+use close::{close_buffer, explain_interrupted, explain_recovery};
 use describe::{describe_plan, explain_buffer};
 use program_id::ProgramId;
 use report::{DeployReport, print_summary};
@@ -203,7 +203,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
     let via_rpc = route(&resolved, &args.send, &mut cfg)?;
     let outcome = {
         let _entered = session.rt.enter();
-        let transport = transport(via_rpc, &session.identity)?;
+        let transport = transport(via_rpc, &session.identity, args.send.bind)?;
         let (relay, ends) = Relay::new(Arc::new(blank_snapshot(&cfg)), args.send.paused);
         let cluster = Cluster {
             engine: cfg,
@@ -211,6 +211,10 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
             transport,
             ws_url: Some(resolved.ws_url.clone()),
             events: session.event_tap(),
+            // The same asynchronous flavour as the plan's reads, but a client of its own, made
+            // inside the session's runtime: an HTTP client's pooled connections are driven by
+            // the runtime that opened them, and the blocking client's runtime sits idle while
+            // the session runs — sharing its inner client left the driver's requests unanswered.
             rpc: Arc::new(
                 solana_rpc_client::nonblocking::rpc_client::RpcClient::new_with_timeout_and_commitment(
                     resolved.rpc_url.clone(),
@@ -252,9 +256,10 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
     if args.send.report_sends {
         report.add_streams(&outcome);
     }
-    if let Some(p) = &args.send.report {
-        crate::report::write_private_json(p, &report)?;
-    }
+    let report_path = match &args.send.report {
+        Some(p) => Some(crate::report::write_or_keep(p, &report, None)?),
+        None => None,
+    };
     let json = global.output.is_json();
     // Standard output carries data (the report, or the event lines): people's lines go aside.
     let aside = json || session.events_on_stdout();
@@ -280,18 +285,19 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         }
         Err(e) => {
             eprintln!("error: {}", crate::redact::scrub(e));
-            explain_recovery(&buffer.pubkey(), &buffer_path, &rpc);
             if session
                 .interrupted
                 .load(std::sync::atomic::Ordering::SeqCst)
             {
+                explain_interrupted(&buffer.pubkey(), &buffer_path);
                 exit::INTERRUPTED
             } else {
+                explain_recovery(&buffer.pubkey(), &buffer_path, &rpc);
                 e.exit_code()
             }
         }
     };
-    if let Some(p) = &args.send.report {
+    if let Some(p) = &report_path {
         print_aside(aside, &format!("report: {}", p.display()));
     }
     if let Some(f) = &session.log_file {

@@ -1,19 +1,28 @@
 //! [`Transport`] over QUIC, following the TPU's conventions: ALPN `solana-tpu`, a self-signed
 //! certificate whose key is our ed25519 identity, no CA verification of the server, one
-//! transaction per unidirectional stream, one reused connection per leader address.
+//! transaction per unidirectional stream, reused connections per leader address — one, or as
+//! many as a lossy link needs and the leader allows (see `pool`).
 //!
 //! Every stream is followed until the server acknowledged its data or stopped it, so each send
 //! has a real outcome: accepted, throttled (opens stall, stream stopped, connection closed by
 //! the server) or failed — which is what per-leader backoff and the dashboard need.
 //!
-//! Resources stay bounded on a long run: a handshake is abandoned after
-//! [`QuicOptions::connect_timeout`], and a leader address neither prepared nor sent to for
-//! [`QuicOptions::evict_after`] has its connection closed and its entry forgotten, so the map
+//! Resources stay bounded on a long run: a handshake is abandoned after its bound (see
+//! [`QuicOptions::connect_timeout`]), and a leader address neither prepared nor sent to for
+//! [`QuicOptions::evict_after`] has its connections closed and its entry forgotten, so the map
 //! holds the upcoming leaders, not every leader met since the start.
+//!
+//! What the connections to each leader measured — quinn's path statistics, the handshakes,
+//! the close codes the leader sent — is kept for the operator (see `figures`).
+//!
+//! Congestion control is BBR with a large initial window (see [`INITIAL_WINDOW`]): the
+//! streams are one datagram each and the pace is known, so the loss-based controllers' answer
+//! to a 5% lossy link — halving the window at each loss — only queued the pace behind a window
+//! of a few datagrams a round trip.
 
 use std::{
     collections::HashMap,
-    net::{Ipv4Addr, SocketAddr},
+    net::{IpAddr, Ipv4Addr, SocketAddr},
     sync::{
         Arc, Mutex,
         atomic::{AtomicUsize, Ordering},
@@ -23,21 +32,37 @@ use std::{
 
 use futures::{FutureExt, future::BoxFuture};
 use quinn::{
-    ClientConfig, Connection, ConnectionError, Endpoint, IdleTimeout, TransportConfig, VarInt,
-    WriteError, crypto::rustls::QuicClientConfig,
+    ClientConfig, ConnectionError, Endpoint, IdleTimeout, TransportConfig, WriteError,
+    congestion::BbrConfig, crypto::rustls::QuicClientConfig,
 };
 use solana_keypair::Keypair;
 use solana_tls_utils::{QuicClientCertificate, tls_client_config_builder};
 
-use super::net::{ABANDONED, Handoff, LinkState, SendError, Transport};
+use super::{
+    link::LinkTiming,
+    net::{ABANDONED, Handoff, LinkState, PathFigures, SendError, Transport},
+};
+use connect::{connection, drop_connection, grow};
+use figures::Gone;
+use pool::Pool;
+
+mod connect;
+mod figures;
+mod pool;
 
 /// ALPN of the Solana TPU's QUIC server.
 pub const ALPN_TPU: &[u8] = b"solana-tpu";
 /// Idle timeout negotiated with the server; keep-alives keep a quiet connection open.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
 const KEEP_ALIVE: Duration = Duration::from_secs(1);
-/// An `open_uni` waiting longer than this means the server withholds stream credit: throttling.
-const OPEN_STALL: Duration = Duration::from_millis(1_000);
+/// Largest transaction on the wire (`PACKET_DATA_SIZE`): one stream, one datagram.
+const PACKET_DATA_SIZE: u64 = 1_232;
+/// The congestion window a connection starts with: 128 transactions, a 4.0 leader's stream
+/// credit for an unstaked connection, as `solana-tpu-client-next` 4.0.0 sets it
+/// (`INITIAL_CONGESTION_WINDOW`). QUIC's default (about 10 datagrams) is made for bulk
+/// transfers that probe for bandwidth; our streams are small and paced, and at 320 ms ten
+/// datagrams a round trip is a third of 100 tx/s.
+const INITIAL_WINDOW: u64 = 128 * PACKET_DATA_SIZE;
 /// Application close code sent when an idle connection is evicted: "no error", we just leave.
 const CLOSE_IDLE: u32 = 0;
 /// Application close code sent when a connection is given up because the leader stopped
@@ -47,10 +72,13 @@ const CLOSE_SILENT: u32 = 1;
 /// Bounds on how long the transport waits for, and holds on to, a leader's connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QuicOptions {
-    /// Longest a QUIC handshake may take, for a send's connect as for a pre-connect. A
-    /// handshake is one or two round trips (well under a second anywhere on Earth); two
-    /// seconds leave room for a retransmitted Initial, and a leader whose handshake takes
-    /// longer has mostly finished its four-slot (~1.6 s) window anyway.
+    /// Longest a QUIC handshake may take to a leader nothing has been measured of, for a
+    /// send's connect as for a pre-connect, and the least it may take to any. A handshake is
+    /// one or two round trips (well under a second anywhere on Earth); two seconds — the
+    /// server's own bound — leave room for a retransmitted Initial. On a measured link the
+    /// bound is three of its PTOs when longer ([`LinkTiming::handshake_timeout`]): a lossy
+    /// far link needs them, and giving up sooner only repeats the handshake through the same
+    /// loss.
     pub connect_timeout: Duration,
     /// A leader address neither prepared nor sent to for this long is closed and forgotten.
     /// The engine prepares the next few leaders about once a slot, and each leads for ~1.6 s,
@@ -59,6 +87,10 @@ pub struct QuicOptions {
     /// connection (and one of the few connection slots a validator grants an unstaked client)
     /// open for ever. Should it come back, `prepare` reconnects it ahead of its slot.
     pub evict_after: Duration,
+    /// The local address QUIC sends from (`--bind`): a 4.0 leader counts an unstaked
+    /// sender's budget per source address, so two senders on one host share it unless one
+    /// sends from another address.
+    pub bind: IpAddr,
 }
 
 impl Default for QuicOptions {
@@ -66,6 +98,7 @@ impl Default for QuicOptions {
         Self {
             connect_timeout: Duration::from_secs(2),
             evict_after: IDLE_TIMEOUT,
+            bind: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
         }
     }
 }
@@ -80,8 +113,10 @@ pub enum QuicSetupError {
 
 struct Peer {
     state: Mutex<LinkState>,
-    /// Held across a connect so concurrent sends share one handshake.
-    conn: tokio::sync::Mutex<Option<Connection>>,
+    /// Held across a handshake: concurrent sends share one, and the pool grows by one at a
+    /// time.
+    connecting: tokio::sync::Mutex<()>,
+    pool: Pool,
     /// When the address was last prepared or sent to; eviction judges idleness by it.
     touched: Mutex<Instant>,
     /// Sends under way; a peer with any is never evicted.
@@ -125,6 +160,32 @@ struct Inner {
     endpoint: Endpoint,
     peers: Mutex<HashMap<SocketAddr, Arc<Peer>>>,
     options: QuicOptions,
+    /// The measured link with the longest PTO: a leader not measured yet is given its rules.
+    worst: Mutex<Option<LinkTiming>>,
+    /// The figures of evicted peers (see `figures`).
+    gone: Mutex<Gone>,
+}
+
+impl Inner {
+    /// `peer`'s time rules: its own link's once measured, else the worst link's seen.
+    fn timing(&self, peer: &Peer) -> Option<LinkTiming> {
+        peer.pool.timing().or(*lock(&self.worst))
+    }
+
+    /// How long a handshake to `peer` may take (see [`QuicOptions::connect_timeout`]).
+    fn handshake_bound(&self, peer: &Peer) -> Duration {
+        let floor = self.options.connect_timeout;
+        self.timing(peer)
+            .map_or(floor, |t| t.handshake_timeout().max(floor))
+    }
+
+    /// A link was measured anew: it may be the worst now.
+    fn measured(&self, timing: LinkTiming) {
+        let mut worst = lock(&self.worst);
+        if worst.is_none_or(|w| timing.pto() > w.pto()) {
+            *worst = Some(timing);
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -151,6 +212,12 @@ impl QuicTransport {
             IdleTimeout::try_from(IDLE_TIMEOUT).map_err(|e| QuicSetupError::Tls(e.to_string()))?;
         transport.max_idle_timeout(Some(idle));
         transport.keep_alive_interval(Some(KEEP_ALIVE));
+        // BBR paces at the bandwidth it measures and does not halve its window at each loss,
+        // which on a lossy link held the pace to a few datagrams a round trip (see the module
+        // doc); tpu-client-next keeps Cubic with the same large initial window.
+        let mut bbr = BbrConfig::default();
+        bbr.initial_window(INITIAL_WINDOW);
+        transport.congestion_controller_factory(Arc::new(bbr));
         // Finish a started stream before starting the next: one transaction should not wait
         // behind fragments of many.
         transport.send_fairness(false);
@@ -158,13 +225,15 @@ impl QuicTransport {
             QuicClientConfig::try_from(crypto).map_err(|e| QuicSetupError::Tls(e.to_string()))?;
         let mut config = ClientConfig::new(Arc::new(quic));
         config.transport_config(Arc::new(transport));
-        let mut endpoint = Endpoint::client(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)))?;
+        let mut endpoint = Endpoint::client(SocketAddr::new(options.bind, 0))?;
         endpoint.set_default_client_config(config);
         Ok(Self {
             inner: Arc::new(Inner {
                 endpoint,
                 peers: Mutex::new(HashMap::new()),
                 options,
+                worst: Mutex::new(None),
+                gone: Mutex::default(),
             }),
         })
     }
@@ -175,7 +244,8 @@ impl QuicTransport {
         let peer = peers.entry(addr).or_insert_with(|| {
             Arc::new(Peer {
                 state: Mutex::new(LinkState::Idle),
-                conn: tokio::sync::Mutex::new(None),
+                connecting: tokio::sync::Mutex::new(()),
+                pool: Pool::default(),
                 touched: Mutex::new(now),
                 in_flight: AtomicUsize::new(0),
             })
@@ -196,13 +266,13 @@ impl QuicTransport {
             if !idle || peer.in_flight.load(Ordering::SeqCst) > 0 {
                 return true;
             }
-            let Ok(mut conn) = peer.conn.try_lock() else {
+            let Ok(_no_handshake) = peer.connecting.try_lock() else {
                 return true;
             };
-            if let Some(conn) = conn.take() {
-                conn.close(VarInt::from_u32(CLOSE_IDLE), b"idle");
-            }
-            log::debug!("closed the idle connection to {addr}");
+            let closed = peer.pool.close_all(CLOSE_IDLE, b"idle");
+            log::debug!("closed the {closed} idle connection(s) to {addr}");
+            let t = tokio::time::Instant::now();
+            lock(&self.inner.gone).keep(*addr, peer.pool.figures(t), t);
             false
         });
         before - peers.len()
@@ -221,15 +291,9 @@ fn set_state(peer: &Peer, state: LinkState) {
 /// Names a connection-level failure; a server that closes on us is throttling.
 fn classify(err: &ConnectionError) -> SendError {
     match err {
-        ConnectionError::ApplicationClosed(close) => SendError::Throttled(format!(
-            "connection closed by server (code {}{})",
-            close.error_code,
-            if close.reason.is_empty() {
-                String::new()
-            } else {
-                format!(": {}", String::from_utf8_lossy(&close.reason))
-            }
-        )),
+        ConnectionError::ApplicationClosed(close) => {
+            SendError::closed_by_server(close.error_code.into_inner(), &close.reason)
+        }
         ConnectionError::ConnectionClosed(close) => {
             SendError::Connection(format!("closed by server: {close}"))
         }
@@ -242,56 +306,6 @@ fn classify(err: &ConnectionError) -> SendError {
     }
 }
 
-async fn connection(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Connection, SendError> {
-    let mut slot = peer.conn.lock().await;
-    if let Some(conn) = slot.as_ref()
-        && conn.close_reason().is_none()
-    {
-        return Ok(conn.clone());
-    }
-    *slot = None;
-    set_state(peer, LinkState::Connecting);
-    let server_name = solana_tls_utils::socket_addr_to_quic_server_name(addr);
-    let connecting = inner
-        .endpoint
-        .connect(addr, &server_name)
-        .map_err(|e| SendError::Connection(e.to_string()));
-    let bound = inner.options.connect_timeout;
-    let result = match connecting {
-        // Dropping the unfinished handshake abandons it; quinn closes its state.
-        Ok(c) => match tokio::time::timeout(bound, c).await {
-            Ok(done) => done.map_err(|e| classify(&e)),
-            Err(_) => Err(SendError::Connection(format!(
-                "handshake timed out after {} ms",
-                bound.as_millis()
-            ))),
-        },
-        Err(e) => Err(e),
-    };
-    match result {
-        Ok(conn) => {
-            set_state(peer, LinkState::Connected);
-            *slot = Some(conn.clone());
-            Ok(conn)
-        }
-        Err(err) => {
-            set_state(peer, LinkState::Failed(err.to_string()));
-            Err(err)
-        }
-    }
-}
-
-/// A connection-level failure ends this connection: the next send reconnects. Only `conn`
-/// itself is forgotten: a late failure of a connection already replaced must not drop its
-/// successor.
-async fn drop_connection(peer: &Peer, conn: &Connection, err: &SendError) {
-    let mut slot = peer.conn.lock().await;
-    if slot.as_ref().map(Connection::stable_id) == Some(conn.stable_id()) {
-        *slot = None;
-        set_state(peer, LinkState::Failed(err.to_string()));
-    }
-}
-
 async fn send_on(
     inner: Arc<Inner>,
     peer: Arc<Peer>,
@@ -300,30 +314,75 @@ async fn send_on(
     handoff: Handoff,
 ) -> Result<(), SendError> {
     let _in_flight = InFlight::new(peer.clone());
-    let conn = connection(&inner, &peer, addr).await?;
-    let mut stream = match tokio::time::timeout(OPEN_STALL, conn.open_uni()).await {
-        Err(_) => {
-            return Err(SendError::Throttled(format!(
-                "stream open stalled over {} ms",
-                OPEN_STALL.as_millis()
-            )));
+    let mut pooled = connection(&inner, &peer, addr).await?;
+    let mut claim = pooled.claim();
+    // Waiting for room in the congestion window is our side of the stream: it is not handed
+    // off before it has room. Having to wait asks for another connection.
+    if !pooled.has_room(wire.len()) {
+        grow(&inner, &peer, addr);
+        pooled.wait_room(wire.len()).await;
+    }
+    // Waiting for credit is the leader's say, but only past what the link itself explains;
+    // when the connection is losing datagrams, another connection is asked for meanwhile,
+    // and the stream moves to it when it comes (see `pool`).
+    let stall = inner.timing(&peer).unwrap_or_default().open_stall();
+    let asked = tokio::time::Instant::now();
+    let until = asked + stall;
+    // Set once `open_uni` had to wait: the stream's wait for credit (see `Handoff`).
+    let mut waited = None;
+    let opened = loop {
+        let grew = peer.pool.grew();
+        tokio::pin!(grew);
+        grew.as_mut().enable();
+        let conn = pooled.conn.clone();
+        let open = conn.open_uni();
+        tokio::pin!(open);
+        if let Some(opened) = (&mut open).now_or_never() {
+            break opened;
         }
-        Ok(Err(e)) => {
+        waited.get_or_insert(asked);
+        if pooled.losing() {
+            grow(&inner, &peer, addr);
+        }
+        tokio::select! {
+            opened = &mut open => break opened,
+            () = grew => {
+                if let Some(other) = peer.pool.pick()
+                    && !Arc::ptr_eq(&other, &pooled)
+                {
+                    claim = other.claim();
+                    pooled = other;
+                }
+            }
+            () = tokio::time::sleep_until(until) => {
+                handoff.credit_waited(stall);
+                return Err(SendError::open_stalled(stall));
+            }
+        }
+    };
+    let conn = pooled.conn.clone();
+    let mut stream = match opened {
+        Err(e) => {
             let err = classify(&e);
-            drop_connection(&peer, &conn, &err).await;
+            drop_connection(&peer, &conn, &err);
             return Err(err);
         }
-        Ok(Ok(s)) => s,
+        Ok(s) => s,
     };
+    let carried = pooled.carry(wire.len());
+    let _claim = claim;
+    // How long the open waited for credit: the engine's sign of a leader behind on our streams.
+    if let Some(waited) = waited {
+        handoff.credit_waited(waited.elapsed());
+    }
     handoff.mark();
+    let handed = tokio::time::Instant::now();
     if let Err(e) = stream.write_all(&wire).await {
         let err = match e {
-            WriteError::Stopped(code) => {
-                SendError::Throttled(format!("stream stopped by server (code {code})"))
-            }
+            WriteError::Stopped(code) => SendError::stopped_by_server(code.into_inner()),
             WriteError::ConnectionLost(c) => {
                 let err = classify(&c);
-                drop_connection(&peer, &conn, &err).await;
+                drop_connection(&peer, &conn, &err);
                 err
             }
             other => SendError::Stream(other.to_string()),
@@ -332,14 +391,37 @@ async fn send_on(
     }
     // Finishing twice or after a reset is harmless; the outcome comes from `stopped`.
     let _ = stream.finish();
-    match stream.stopped().await {
-        Ok(None) => Ok(()),
-        Ok(Some(code)) => Err(SendError::Throttled(format!(
-            "stream stopped by server (code {code})"
-        ))),
+    // Our bytes count against the congestion window while the network carries them: about a
+    // round trip of the path as quinn measures it from its acknowledgments (twice that, for
+    // the acknowledgment's delay and jitter) — not until the leader's answer, which also waits
+    // for the leader to read the connection's streams one at a time, where a lost datagram
+    // holds every stream behind it for a PTO. Held to the answer, they made a far, lossy link
+    // look full while the network carried little, and the pace fell behind.
+    let on_network = handed + 2 * conn.rtt();
+    let stopped = stream.stopped();
+    tokio::pin!(stopped);
+    let mut carried = Some(carried);
+    let answer = loop {
+        tokio::select! {
+            answer = &mut stopped => break answer,
+            () = tokio::time::sleep_until(on_network), if carried.is_some() => carried = None,
+        }
+    };
+    drop(carried);
+    match answer {
+        Ok(None) => {
+            pooled.answered();
+            let now = tokio::time::Instant::now();
+            let timing = peer
+                .pool
+                .sample(now.saturating_duration_since(handed), &conn, now);
+            inner.measured(timing);
+            Ok(())
+        }
+        Ok(Some(code)) => Err(SendError::stopped_by_server(code.into_inner())),
         Err(quinn::StoppedError::ConnectionLost(c)) => {
             let err = classify(&c);
-            drop_connection(&peer, &conn, &err).await;
+            drop_connection(&peer, &conn, &err);
             Err(err)
         }
         Err(other) => Err(SendError::Stream(other.to_string())),
@@ -376,6 +458,13 @@ impl Transport for QuicTransport {
         self.evict_idle(now);
     }
 
+    fn path_figures(&self, addr: SocketAddr) -> Option<PathFigures> {
+        let now = tokio::time::Instant::now();
+        let live = lock(&self.inner.peers).get(&addr).cloned();
+        let live = live.map(|p| p.pool.figures(now));
+        lock(&self.inner.gone).with(addr, live, now)
+    }
+
     fn link_state(&self, addr: SocketAddr) -> LinkState {
         let peers = lock(&self.inner.peers);
         peers
@@ -384,22 +473,25 @@ impl Transport for QuicTransport {
             .unwrap_or(LinkState::Idle)
     }
 
-    /// Closes the address's connection; its waiting streams end with a connection error. A
-    /// handshake under way is left alone: it is the fresh attempt, and is bounded anyway.
+    /// Closes the address's connections; their waiting streams end with a connection error.
+    /// A handshake under way is left alone: it is the fresh attempt, and is bounded anyway.
     fn abandon(&self, addr: SocketAddr) {
         let Some(peer) = lock(&self.inner.peers).get(&addr).cloned() else {
             return;
         };
-        let Ok(mut slot) = peer.conn.try_lock() else {
-            return;
-        };
-        if let Some(conn) = slot.take() {
-            conn.close(VarInt::from_u32(CLOSE_SILENT), b"no answer");
+        let closed = peer.pool.close_all(CLOSE_SILENT, b"no answer");
+        if closed > 0 {
             set_state(&peer, LinkState::Failed("no answer: reconnecting".into()));
-            log::debug!("gave up the silent connection to {addr}");
+            log::debug!("gave up the {closed} silent connection(s) to {addr}");
         }
     }
 }
 
 #[cfg(test)]
+mod figures_tests;
+#[cfg(test)]
+mod relay;
+#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod wan_tests;

@@ -1,14 +1,16 @@
 //! The QUIC transport against a TPU-like server on loopback.
 
-use quinn::{ServerConfig, crypto::rustls::QuicServerConfig};
+use quinn::{ServerConfig, VarInt, crypto::rustls::QuicServerConfig};
 use solana_tls_utils::{new_dummy_x509_certificate, tls_server_config_builder};
 use tokio::sync::mpsc;
+
+use std::sync::atomic::AtomicUsize;
 
 use super::*;
 
 /// A TPU-like QUIC server on loopback that accepts connections and reads every stream.
 /// Each accepted connection is reported, then how it ended once it does.
-fn tpu_server() -> (SocketAddr, mpsc::UnboundedReceiver<Event>) {
+pub(super) fn tpu_server() -> (SocketAddr, mpsc::UnboundedReceiver<Event>) {
     let endpoint = server_endpoint();
     let addr = endpoint.local_addr().expect("server address");
     let (tx, rx) = mpsc::unbounded_channel();
@@ -74,7 +76,7 @@ async fn serve(endpoint: Endpoint, tx: mpsc::UnboundedSender<Event>) {
 }
 
 #[derive(Debug)]
-enum Event {
+pub(super) enum Event {
     Accepted,
     Closed(Option<ConnectionError>),
 }
@@ -102,6 +104,7 @@ fn transport(evict_after: Duration) -> QuicTransport {
         QuicOptions {
             connect_timeout: Duration::from_secs(2),
             evict_after,
+            ..QuicOptions::default()
         },
     )
     .expect("client endpoint")
@@ -180,6 +183,7 @@ async fn a_pre_connect_to_a_silent_address_times_out() {
         QuicOptions {
             connect_timeout: Duration::from_millis(300),
             evict_after: Duration::from_secs(60),
+            ..QuicOptions::default()
         },
     )
     .expect("client endpoint");
@@ -238,5 +242,126 @@ async fn an_abandoned_connection_ends_its_waiting_streams_and_the_next_send_reco
                 if c.error_code == VarInt::from_u32(CLOSE_SILENT)
         )),
         "the old connection was not closed with our no-answer code: {seen:?}"
+    );
+}
+
+/// A TPU-like server granting 2 concurrent streams per connection and reading each stream
+/// `read_after` late, as a 4.0 leader short of budget or stalled by a lost datagram returns
+/// credit late. When `too_many` is set, every connection but the first is closed with code 4.
+pub(super) fn stingy_server(
+    read_after: Duration,
+    too_many: bool,
+) -> (SocketAddr, Arc<AtomicUsize>) {
+    let (cert, key) = new_dummy_x509_certificate(&Keypair::new());
+    let mut crypto = tls_server_config_builder()
+        .with_single_cert(vec![cert], key)
+        .expect("server certificate");
+    crypto.alpn_protocols = vec![ALPN_TPU.to_vec()];
+    let quic = QuicServerConfig::try_from(crypto).expect("QUIC server config");
+    let mut config = ServerConfig::with_crypto(Arc::new(quic));
+    let mut transport = TransportConfig::default();
+    transport.max_concurrent_uni_streams(VarInt::from_u32(2));
+    config.transport_config(Arc::new(transport));
+    let endpoint = Endpoint::server(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+        .expect("bind the loopback server");
+    let addr = endpoint.local_addr().expect("server address");
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while let Some(incoming) = endpoint.accept().await {
+            let n = count.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let Ok(conn) = incoming.await else { return };
+                if too_many && n > 0 {
+                    conn.close(VarInt::from_u32(4), b"too_many");
+                    return;
+                }
+                while let Ok(mut stream) = conn.accept_uni().await {
+                    tokio::time::sleep(read_after).await;
+                    let _ = stream.read_to_end(1232).await;
+                }
+            });
+        }
+    });
+    (addr, accepted)
+}
+
+/// Streams at once to `addr`, each to its end; how many were accepted.
+async fn burst(t: &QuicTransport, addr: SocketAddr, n: usize) -> usize {
+    let sends: Vec<_> = (0..n)
+        .map(|_| tokio::spawn(t.send(addr, Arc::from(&b"tx"[..]), Handoff::default())))
+        .collect();
+    let mut accepted = 0;
+    for s in sends {
+        // Past the link's bound a credit wait is read as throttling; nothing else may fail.
+        match s.await.expect("send task") {
+            Ok(()) => accepted += 1,
+            Err(SendError::Throttled(_) | SendError::Stalled(_)) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    accepted
+}
+
+/// Twenty streams at once to a leader that grants two at a time and reads them late, through
+/// a link losing 10% each way: the credit is held by the loss as much as by the leader, so
+/// the pool opens more connections (never more than 8) and the streams move to them.
+#[tokio::test]
+async fn credit_held_on_a_lossy_link_gets_more_connections() {
+    let (server, accepted) = stingy_server(Duration::from_millis(150), false);
+    let addr = super::relay::start(server, Duration::from_millis(40), 0.1).await;
+    let t = transport(Duration::from_secs(60));
+    t.send(addr, Arc::from(&b"tx"[..]), Handoff::default())
+        .await
+        .expect("the first send");
+    for _ in 0..3 {
+        burst(&t, addr, 20).await;
+    }
+    let n = accepted.load(Ordering::SeqCst);
+    assert!(n >= 2, "one connection carried it all: {n}");
+    assert!(n <= pool::MAX_CONNECTIONS, "{n} connections");
+}
+
+/// The same leader on a clean link: credit withheld there is its budget, which a 4.0 leader
+/// counts per source address across our connections, so no connection is added — more would
+/// only queue more streams it has not read.
+#[tokio::test]
+async fn credit_withheld_on_a_clean_link_gets_no_more_connections() {
+    let (addr, accepted) = stingy_server(Duration::from_millis(150), false);
+    let t = transport(Duration::from_secs(60));
+    t.send(addr, Arc::from(&b"tx"[..]), Handoff::default())
+        .await
+        .expect("the first send");
+    let carried = burst(&t, addr, 12).await;
+    assert!(carried > 0);
+    assert_eq!(accepted.load(Ordering::SeqCst), 1, "connections added");
+}
+
+/// A leader that closes every connection past the first with code 4 ("too many"): the pool
+/// takes that as its limit and stops opening more, however long streams wait for credit on
+/// a lossy link.
+#[tokio::test]
+async fn a_close_with_code_4_caps_the_pool_at_what_the_leader_allows() {
+    let (server, accepted) = stingy_server(Duration::from_millis(150), true);
+    let addr = super::relay::start(server, Duration::from_millis(40), 0.1).await;
+    let t = transport(Duration::from_secs(60));
+    t.send(addr, Arc::from(&b"tx"[..]), Handoff::default())
+        .await
+        .expect("the first send");
+    for _ in 0..4 {
+        // A stream on the closed connection fails as throttled; the rest are accepted.
+        burst(&t, addr, 20).await;
+    }
+    let peer = lock(&t.inner.peers).get(&addr).cloned().expect("the peer");
+    assert_eq!(peer.pool.len(), 1);
+    assert_eq!(
+        peer.pool.cap(),
+        1,
+        "the leader's code 4 did not lower the cap"
+    );
+    assert_eq!(
+        accepted.load(Ordering::SeqCst),
+        2,
+        "kept opening connections"
     );
 }

@@ -27,6 +27,7 @@ use crate::engine::{
     slots::FeedEvent,
     snapshot::{RunState, Snapshot},
     update::Update,
+    wire_meter::WireMeter,
 };
 
 /// A batch on its way to the engine, with where its pictures and its outcome go.
@@ -149,6 +150,7 @@ impl Engine {
         self.confirmer = parts.confirmer;
         self.dispatcher = parts.dispatcher;
         self.meter = Meter::default();
+        self.wire = WireMeter::default();
         self.facts = FactSink::new(&cfg);
         self.leaders.reset_stats();
         self.start = now;

@@ -19,7 +19,7 @@
 //!   leaves, which the modules above import and which import none of them:
 //!   update ─► net     store ─► lifecycle, snapshot, event     leaders ─► net, snapshot
 //!   fee_watch ─► net, snapshot, update (sync's: recent fees for the header)
-//!   meter ─► distribution ─► snapshot     command ─► snapshot
+//!   meter ─► distribution ─► snapshot     wire_meter ─► snapshot, store     command ─► snapshot
 //!   config ─► event, fact, snapshot     event ─► lifecycle, net     fact     outcome ─► snapshot
 //! ```
 //!
@@ -33,11 +33,13 @@
 //! the loop hands on. A transaction's state changes only in [`TxStore::apply`].
 
 mod batches;
+mod parts;
+mod publish;
 mod timers;
 
 pub(super) use batches::Queued;
 
-use std::{net::SocketAddr, sync::Arc, time::Duration};
+use std::{sync::Arc, time::Duration};
 
 use solana_pubkey::Pubkey;
 use tokio::{
@@ -59,12 +61,14 @@ use super::{
     outcome::RunOutcome,
     resume,
     slots::FeedEvent,
-    snapshot::{ClusterView, RateTarget, RateView, RunState, Snapshot},
+    snapshot::{RateTarget, RunState, Snapshot},
     store::{TxRecord, TxStore},
     sync::ChainSync,
     update::{ChainFact, Update},
+    wire_meter::{self, WireMeter},
 };
 use crate::source::LoadedTx;
+use parts::BatchParts;
 use timers::{Timers, far_future, recv_opt};
 
 /// Updates handled per loop turn at most, so commands and sends still get their turn.
@@ -82,6 +86,8 @@ pub(super) struct Engine {
     store: TxStore,
     leaders: LeaderBook,
     meter: Meter,
+    /// The header's last minute on the wire.
+    wire: WireMeter,
     sync: ChainSync,
     confirmer: Confirmer,
     dispatcher: Dispatcher,
@@ -122,8 +128,10 @@ impl Engine {
         let mut engine = Self {
             store: parts.store,
             leaders: LeaderBook::new(cfg.fanout, cfg.pinned_tpu)
-                .with_pinned_identity(cfg.pinned_identity),
+                .with_pinned_identity(cfg.pinned_identity)
+                .with_fanout_by_link(cfg.fanout_by_link),
             meter: Meter::default(),
+            wire: WireMeter::default(),
             sync: ChainSync::new(&cfg, chain, updates.clone(), start, parts.batch_price),
             confirmer: parts.confirmer,
             dispatcher: parts.dispatcher,
@@ -263,13 +271,6 @@ impl Engine {
         self.publish();
     }
 
-    fn outcome(&self) -> RunOutcome {
-        RunOutcome {
-            snapshot: self.snapshot_tx.borrow().clone(),
-            commitments: self.confirmer.commitments().to_vec(),
-        }
-    }
-
     fn on_command(&mut self, cmd: Command) {
         let now = Instant::now();
         match cmd {
@@ -347,7 +348,19 @@ impl Engine {
     }
 
     /// The polls that keep the chain view and the connections current, batch or not.
+    /// A new leader's turn has begun: the sends the last one still holds unanswered go to it
+    /// too (see `dispatch::handover`). The dispatcher looks before each send as well; this is
+    /// for turns that begin while nothing is due.
+    fn hand_over(&mut self) {
+        if let Some(leader) = self.leaders.take_handover()
+            && !self.leaders.link_full(&leader, Instant::now())
+        {
+            self.dispatcher.hand_over(leader, Instant::now());
+        }
+    }
+
     fn keep_current(&mut self, now: Instant) {
+        self.hand_over();
         self.sync.poll(now, &self.leaders);
         self.transport.prepare(&self.leaders.prepare_list());
         for addr in self.leaders.newly_silent(now) {
@@ -388,6 +401,10 @@ impl Engine {
                     .on_stale_result(done.addr, &done.result, Instant::now());
             }
             Update::SendDone(done) => {
+                let asked = done.handed_at.is_some() || done.credit_wait.is_some();
+                let waited = done.credit_wait.is_some();
+                self.wire
+                    .on_stream(Instant::now() - self.start, asked, waited);
                 let took = self.dispatcher.on_send_done(
                     done,
                     &mut self.store,
@@ -426,6 +443,10 @@ impl Engine {
                     }
                     if ok {
                         self.meter.on_confirmed(now - self.start, latency);
+                        if let Some((first, marks)) = self.store.marks(id) {
+                            let parts = wire_meter::split(first, marks, now);
+                            self.wire.on_landed(now - self.start, parts);
+                        }
                     }
                 }
                 Decided::Resigned(id) => self.dispatcher.send_first(id),
@@ -451,101 +472,5 @@ impl Engine {
         let unstaked_quic = self.sync.staked() == Some(false) && self.cfg.via_rpc.is_none();
         self.dispatcher
             .control(unconfirmed, achieved, unstaked_quic, now);
-    }
-
-    /// Publishes a snapshot, and hands the journal what happened since the last one.
-    fn publish(&mut self) {
-        if let Err(why) = self.facts.flush() {
-            self.fail(why);
-        }
-        let snap = self.build_snapshot();
-        self.snapshot_tx.send_replace(Arc::new(snap));
-    }
-
-    fn build_snapshot(&mut self) -> Snapshot {
-        self.seq += 1;
-        let now = Instant::now();
-        let elapsed = now - self.start;
-        let (achieved, landing) = self.meter.rates(elapsed);
-        let transport = self.transport.clone();
-        Snapshot {
-            seq: self.seq,
-            run: self.run.clone(),
-            elapsed,
-            cluster: ClusterView {
-                rpc_url: self.cfg.rpc_url_display.clone(),
-                commitment: self.cfg.commitment.as_str(),
-                slot: self.leaders.slot(),
-                block_height: self.sync.tip_height(),
-                identity: self.cfg.identity,
-                staked: self.sync.staked(),
-                health: self.sync.health().cloned(),
-                slot_feed_live: self.sync.feed_live(now),
-                fees: self.sync.fees(),
-                via_rpc: self.cfg.via_rpc.clone(),
-            },
-            rate: RateView {
-                target: self.dispatcher.target(),
-                pacing: self.dispatcher.pacing(),
-                owed: self.dispatcher.owed_sends(),
-                achieved,
-                landing,
-                history: Arc::new(self.meter.history(elapsed)),
-            },
-            counts: self.store.counts(),
-            leaders: Arc::new(
-                self.leaders
-                    .views(now, |a: SocketAddr| transport.link_state(a)),
-            ),
-            txs: self.store.views().clone(),
-            queues: self.store.queues().clone(),
-            latency: self.meter.latency(),
-            acks: self.meter.acks(),
-            leader_totals: Arc::new(self.leaders.all_stats(now)),
-            finished_phases: Arc::default(),
-            phase: None,
-        }
-    }
-}
-
-/// What belongs to one run's transactions (a lone run's, or one batch's of a host), built the
-/// same way for both.
-struct BatchParts {
-    store: TxStore,
-    confirmer: Confirmer,
-    dispatcher: Dispatcher,
-    /// The median compute-unit price, for where it sits among recent fees.
-    batch_price: u64,
-}
-
-impl BatchParts {
-    fn new(
-        cfg: &EngineConfig,
-        txs: Vec<LoadedTx>,
-        transport: &Arc<dyn Transport>,
-        updates: &mpsc::UnboundedSender<Update>,
-        now: Instant,
-        batch: u32,
-    ) -> Self {
-        let confirmer = Confirmer::new(cfg, &txs, now);
-        let dispatcher = Dispatcher::new(
-            cfg,
-            txs.len(),
-            transport.clone(),
-            updates.clone(),
-            now,
-            batch,
-        );
-        let batch_price = crate::fees::median_price(&txs);
-        let mut store = TxStore::new(txs, now);
-        if let Some(events) = cfg.events.clone() {
-            store.set_events(events);
-        }
-        Self {
-            store,
-            confirmer,
-            dispatcher,
-            batch_price,
-        }
     }
 }

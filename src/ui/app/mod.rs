@@ -162,9 +162,11 @@ impl App {
 
         let banner_h = banner::height(snap, area.width).min(area.height / 4);
         let rest = area.height.saturating_sub(header::HEIGHT + 1 + banner_h);
-        let bottom_h = if rest >= 9 + 10 + 8 { 9 } else { 0 };
-        let mid_h = if rest - bottom_h >= 10 + 8 {
-            10
+        let bottom_h = if rest >= 9 + 11 + 8 { 9 } else { 0 };
+        // The leaders panel: three lines on the current leader, the table's header and five
+        // leaders (the fan-out and the next few).
+        let mid_h = if rest - bottom_h >= 11 + 8 {
+            11
         } else if rest - bottom_h >= 7 + 7 {
             7
         } else {

@@ -1,0 +1,158 @@
+//! Deciding what to send when: the pacer (and the closed-loop [`MaxRate`] above it) sets the
+//! pace, never-sent transactions go in input order, resends come due on a heap, and each send
+//! goes to the leaders' current targets as one stream per leader, off the loop: the streams of
+//! one wake-up together in one spawned task, so they are all written before QUIC sends (see
+//! [`SEND_TICK`]).
+//!
+//! The dispatcher is split at its seams: the pace (`rate`), which transaction goes next
+//! (`queue`), its streams to the leaders, grouped per wake-up (`streams`), and the sends a
+//! slow leader still holds when the next one's turn begins (`handover`).
+
+mod handover;
+mod queue;
+mod rate;
+mod streams;
+
+use std::{
+    cmp::Reverse,
+    collections::{BinaryHeap, HashMap, HashSet, VecDeque},
+    sync::Arc,
+    time::Duration,
+};
+
+use tokio::{sync::mpsc, time::Instant};
+
+use super::{
+    config::EngineConfig,
+    maxrate::{self, MaxRate},
+    net::Transport,
+    pacer::Pacer,
+    snapshot::RateTarget,
+    store::TxRecord,
+    update::Update,
+};
+
+/// Sends made in one wake-up at most; with the pacer's 50 ms catch-up this bounds a burst.
+const SENDS_PER_WAKE: usize = 64;
+/// Sends fall due at most this often: those due in between go out together on the next
+/// wake-up (the pacer keeps its deadlines, so the rate holds). Their streams leave in one
+/// datagram, acknowledged in one: at 100 tx/s that halves the packets each way and the
+/// engine's wake-ups, which were most of its CPU time, for 10 ms more on the wire on average.
+/// Well under the 100 ms windows a leader counts a peer's streams in.
+const SEND_TICK: Duration = Duration::from_millis(20);
+/// Never-sent transactions looked at per pick, at most, past those whose blockhash the node
+/// does not take now (they keep their place): bounds the work of a pick on a long queue.
+const FRESH_SCAN: usize = 256;
+/// How soon queued transactions the node refused (blockhash not taken now) are looked at again.
+const REFUSED_RECHECK: Duration = Duration::from_millis(100);
+/// The shortest hold that counts as an outage: shorter ones are a first connection's round trip
+/// or a leader's brief backoff, and making them up would only flicker "catching up".
+const MIN_OUTAGE: Duration = Duration::from_millis(500);
+/// How much faster than the pace an outage's owed sends are made up (see [`Pacer::owe`]), at
+/// most: twice the pace, so the outage's backlog clears in as long as the outage lasted.
+const CATCH_UP: f64 = 2.0;
+
+/// What holds a send back, as the rest of the engine knows it.
+pub(super) struct Hold<'a> {
+    /// The transaction's blockhash is no longer taken: a send would be wasted.
+    pub pointless: &'a dyn Fn(&TxRecord) -> bool,
+    /// The RPC is out, so nobody knows whether earlier sends landed.
+    pub rpc_down: bool,
+}
+
+/// One send of a transaction while its streams are in flight.
+struct Round {
+    /// Streams not ended yet.
+    left: usize,
+    /// One was accepted.
+    accepted: bool,
+    /// The leaders it went to.
+    leaders: Vec<solana_pubkey::Pubkey>,
+}
+
+/// A send that went out.
+pub(super) struct Sent {
+    pub id: u32,
+    /// How many times it has been sent now.
+    pub sends: u32,
+    pub at: Instant,
+}
+
+/// Owns the pace and the send queues; the loop asks it when to wake and what went out.
+pub(super) struct Dispatcher {
+    /// The batch whose transactions it sends (see `host`); its streams carry it back.
+    batch: u32,
+    transport: Arc<dyn Transport>,
+    updates: mpsc::UnboundedSender<Update>,
+    send_timeout: Duration,
+    resend_interval: Duration,
+    target: RateTarget,
+    pacer: Pacer,
+    /// The closed loop, when the target is [`RateTarget::Max`].
+    maxrate: Option<MaxRate>,
+    /// Whether an outage's owed sends are made up (`--no-catch-up` says not).
+    catch_up: bool,
+    /// The leaders give us an unstaked peer's budget (as the last control step heard).
+    unstaked: bool,
+    /// Since when sends have been due with no leader to take them, and whether a leader
+    /// throttled us meanwhile (then nothing is owed: it told us its limit). It ends when a
+    /// leader accepts a stream again, not when a probe goes out: the probes of a long outage
+    /// must not each start a catch-up that nothing takes.
+    held: Option<(Instant, bool)>,
+    /// Until when the queue's head is not looked at again: the node took none of its
+    /// blockhashes at the last look.
+    refused_until: Option<Instant>,
+    /// Never-sent transactions, in input order.
+    fresh: VecDeque<u32>,
+    /// (due, id): the next resend of each sent, unfinished transaction.
+    resends: BinaryHeap<Reverse<(Instant, u32)>>,
+    /// Each transaction send with streams still in flight, by (id, round): a send reached no
+    /// leader only when every stream failed.
+    rounds: HashMap<(u32, usize), Round>,
+    /// Transactions given a resend due now at a hand-over (see `handover`), until it goes.
+    handed_over: HashSet<u32>,
+    /// The last wake-up that sent (see [`SEND_TICK`]).
+    last_sent_at: Option<Instant>,
+}
+
+impl Dispatcher {
+    pub(super) fn new(
+        cfg: &EngineConfig,
+        txs: usize,
+        transport: Arc<dyn Transport>,
+        updates: mpsc::UnboundedSender<Update>,
+        start: Instant,
+        batch: u32,
+    ) -> Self {
+        let (rate, maxrate) = match cfg.rate {
+            RateTarget::Fixed(r) => (r, None),
+            RateTarget::Max => (maxrate::START_RATE, Some(MaxRate::default())),
+        };
+        let mut dispatcher = Self {
+            batch,
+            transport,
+            updates,
+            send_timeout: cfg.send_timeout,
+            resend_interval: cfg.resend_interval,
+            target: cfg.rate,
+            pacer: Pacer::new(rate, start),
+            maxrate,
+            catch_up: cfg.catch_up,
+            unstaked: false,
+            held: None,
+            refused_until: None,
+            fresh: (0..txs as u32).collect(),
+            resends: BinaryHeap::new(),
+            rounds: HashMap::new(),
+            handed_over: HashSet::new(),
+            last_sent_at: None,
+        };
+        dispatcher.apply_catch_up();
+        dispatcher
+    }
+
+    /// Every transaction has gone out at least once: what is left is waiting on the chain.
+    pub(super) fn all_sent(&self) -> bool {
+        self.fresh.is_empty()
+    }
+}

@@ -1,0 +1,140 @@
+//! Which transaction goes next: due resends first (a heap by due time), then never-sent ones
+//! in input order, past those whose blockhash the node does not take now; and when the next
+//! send is due, given the pace and whether any leader takes a send.
+
+use std::cmp::Reverse;
+
+use tokio::time::Instant;
+
+use super::{Dispatcher, FRESH_SCAN, Hold, REFUSED_RECHECK, SEND_TICK};
+use crate::engine::{leaders::LeaderBook, lifecycle::TxState, store::TxStore};
+
+impl Dispatcher {
+    /// `id` was sent by an earlier run: it is due again one resend interval from now.
+    pub(in crate::engine) fn resend_later(&mut self, id: u32, now: Instant) {
+        self.resends.push(Reverse((now + self.resend_interval, id)));
+    }
+
+    /// `id` was signed again: it goes first, as a new transaction.
+    pub(in crate::engine) fn send_first(&mut self, id: u32) {
+        self.fresh.push_front(id);
+    }
+
+    /// Forgets never-sent transactions that are no longer queued (final from the journal).
+    pub(in crate::engine) fn keep_queued(&mut self, store: &TxStore) {
+        self.fresh.retain(|id| {
+            store
+                .record(*id)
+                .is_some_and(|r| r.state == TxState::Queued)
+        });
+    }
+
+    /// When the next send is due, or `None` when there is nothing to send or nowhere to send.
+    pub(in crate::engine) fn next_send_at(
+        &mut self,
+        now: Instant,
+        store: &TxStore,
+        leaders: &LeaderBook,
+    ) -> Option<Instant> {
+        let work_at = if self.fresh.is_empty() {
+            self.next_resend_due(store)
+        } else {
+            // Queued transactions the node refused a moment ago are looked at again shortly,
+            // not on every turn of the loop; a due resend goes meanwhile.
+            match self.refused_until.filter(|t| *t > now) {
+                None => Some(now),
+                Some(t) => Some(self.next_resend_due(store).map_or(t, |r| r.min(t))),
+            }
+        }?;
+        let due = work_at.max(self.pacer.next_at());
+        if leaders.nowhere_to_send(now) {
+            // Sends are due and no leader takes them: an outage, owed once it ends.
+            if due <= now {
+                self.held.get_or_insert((now, false));
+            }
+            // Nowhere to send: wake when a backoff ends (or on the next update).
+            let until = leaders.next_backoff_end(now)?;
+            return Some(until.max(due));
+        }
+        Some(self.last_sent_at.map_or(due, |t| due.max(t + SEND_TICK)))
+    }
+
+    /// Drops stale heap entries and returns the earliest due resend.
+    fn next_resend_due(&mut self, store: &TxStore) -> Option<Instant> {
+        while let Some(Reverse((due, id))) = self.resends.peek().copied() {
+            let live = store.record(id).is_some_and(|r| !r.state.is_final());
+            if live {
+                return Some(due);
+            }
+            self.resends.pop();
+        }
+        None
+    }
+
+    pub(super) fn pick(&mut self, now: Instant, store: &TxStore, hold: &Hold) -> Option<u32> {
+        // Resends first: they are older and closer to expiry.
+        while let Some(Reverse((due, id))) = self.resends.peek().copied() {
+            if due > now {
+                break;
+            }
+            self.resends.pop();
+            let Some(rec) = store.record(id) else {
+                continue;
+            };
+            if rec.state.is_final() {
+                continue;
+            }
+            // A hand-over's resend (see `handover`) comes before its interval; any other entry
+            // younger than its interval is one a hand-over's send replaced.
+            let handed_over = self.handed_over.remove(&id);
+            if !handed_over
+                && rec
+                    .last_sent
+                    .is_some_and(|t| now.saturating_duration_since(t) < self.resend_interval)
+            {
+                continue;
+            }
+            // Landed below the commitment, about to be declared expired, or the RPC is out so
+            // nobody knows whether it landed: wait, and let first sends have the pace (a
+            // hand-over's resend just goes: the regular one is still due).
+            if rec.seen_slot.is_some() || (hold.pointless)(rec) || hold.rpc_down {
+                if !handed_over {
+                    self.resend_later(id, now);
+                }
+                continue;
+            }
+            return Some(id);
+        }
+        // A never-sent transaction may have finished already (expired, or landed through
+        // someone else): drop it. One whose blockhash the node does not take now keeps its
+        // place without spending the pace: a node that restarted says so of every blockhash
+        // while it replays its ledger, and moving the whole queue behind a resend interval
+        // then cost seconds; one whose blockhash is gone for good expires once that is final.
+        let mut refused = false;
+        let mut i = 0;
+        while i < self.fresh.len() && i < FRESH_SCAN {
+            let id = self.fresh[i];
+            match store.record(id) {
+                Some(rec) if !rec.state.is_final() => {
+                    if (hold.pointless)(rec) {
+                        refused = true;
+                        i += 1;
+                        continue;
+                    }
+                    self.fresh.remove(i);
+                    return Some(id);
+                }
+                _ => {
+                    self.fresh.remove(i);
+                }
+            }
+        }
+        // Sends were due and the node took none of their blockhashes. If a leader takes sends
+        // again afterwards, that was an outage like any other (see `held`).
+        if refused {
+            self.held.get_or_insert((now, false));
+            self.refused_until = Some(now + REFUSED_RECHECK);
+        }
+        None
+    }
+}

@@ -1,0 +1,243 @@
+//! The streams of each send: one per target leader, those of one wake-up written together in
+//! one spawned task (see [`SEND_TICK`](super::SEND_TICK)), and each outcome fed back to the
+//! leaders' figures, the transaction's send log, the closed loop and the outage's account.
+
+use std::time::Duration;
+
+use futures::{StreamExt, future::BoxFuture, stream::FuturesUnordered};
+use tokio::time::Instant;
+
+use super::{Dispatcher, Hold, MIN_OUTAGE, Round, SENDS_PER_WAKE, Sent};
+use crate::engine::{
+    follow::follow,
+    leaders::LeaderBook,
+    net::{Handoff, StreamOutcome},
+    store::{StreamResult, TxStore},
+    update::{SendDone, Update},
+};
+
+impl Dispatcher {
+    /// Sends every transaction whose pacer slot has come, up to [`SENDS_PER_WAKE`]: when the
+    /// task wakes late (timer granularity, a busy machine), the sends it owes go out in this
+    /// turn instead of one per loop turn, which capped the pace near 650 tx/s.
+    pub(in crate::engine) fn send_due(
+        &mut self,
+        store: &mut TxStore,
+        leaders: &mut LeaderBook,
+        hold: &Hold,
+    ) -> Vec<Sent> {
+        // Before any send goes to a leader whose turn has just begun (see `handover`).
+        if let Some(leader) = leaders.take_handover()
+            && !leaders.link_full(&leader, Instant::now())
+        {
+            self.hand_over(leader, Instant::now());
+        }
+        let mut sent = Vec::new();
+        let mut streams = Vec::new();
+        for _ in 0..SENDS_PER_WAKE {
+            match self.send_next(store, leaders, hold, &mut streams) {
+                Some(s) => {
+                    self.last_sent_at = Some(s.at);
+                    sent.push(s);
+                }
+                None => break,
+            }
+            if self.pacer.next_at() > Instant::now() {
+                break;
+            }
+        }
+        if !streams.is_empty() {
+            // One task writes every stream of this wake-up before the connection's driver runs,
+            // which then packs them into as few datagrams as fit; each stream's outcome is
+            // reported as soon as it is known.
+            let updates = self.updates.clone();
+            tokio::spawn(async move {
+                let mut streams: FuturesUnordered<_> = streams.into_iter().collect();
+                while let Some(done) = streams.next().await {
+                    let _ = updates.send(done);
+                }
+            });
+        }
+        sent
+    }
+
+    /// Sends the next transaction, its streams added to `streams`; `None` when there was
+    /// nothing to send or nowhere to send it.
+    fn send_next(
+        &mut self,
+        store: &mut TxStore,
+        leaders: &mut LeaderBook,
+        hold: &Hold,
+        streams: &mut Vec<BoxFuture<'static, Update>>,
+    ) -> Option<Sent> {
+        let now = Instant::now();
+        let targets = leaders.targets(now);
+        if targets.is_empty() {
+            return None;
+        }
+        let id = self.pick(now, store, hold)?;
+        let slot = Some(leaders.slot()).filter(|&s| s > 0);
+        let first_log = store.record_send(id, now, slot, &targets).ok()?;
+        let sends = store.view(id).map_or(0, |v| v.sends);
+        let sent = Sent { id, sends, at: now };
+        self.pacer.consume(now);
+        // What is owed never exceeds what is left to send.
+        self.pacer.cap_owed(self.fresh.len());
+        self.resend_later(id, now);
+        let Some(wire) = store.record(id).map(|r| r.wire.clone()) else {
+            return Some(sent);
+        };
+        let stream_count = targets.iter().filter(|(_, a)| a.is_some()).count();
+        if stream_count > 0 {
+            let round = Round {
+                left: stream_count,
+                accepted: false,
+                leaders: targets
+                    .iter()
+                    .filter(|(_, a)| a.is_some())
+                    .map(|(l, _)| *l)
+                    .collect(),
+            };
+            self.rounds.insert((id, first_log), round);
+        }
+        for (i, (leader, addr)) in targets.into_iter().enumerate() {
+            let Some(addr) = addr else { continue };
+            let handoff = Handoff::default();
+            leaders.on_sent(leader, addr, handoff.clone());
+            store.record_stream_sent();
+            let send = self.transport.send(addr, wire.clone(), handoff.clone());
+            let timeout = self.send_timeout;
+            let deadline = leaders.timing(addr).stream_deadline();
+            let batch = self.batch;
+            let handed = handoff.clone();
+            streams.push(Box::pin(async move {
+                let result = follow(send, handed, timeout, deadline).await;
+                Update::SendDone(SendDone {
+                    batch,
+                    id,
+                    round: first_log,
+                    log_index: first_log + i,
+                    send: sends,
+                    leader,
+                    addr,
+                    sent_at: now,
+                    handed_at: handoff.at(),
+                    credit_wait: handoff.credit_wait(),
+                    result,
+                })
+            }));
+        }
+        Some(sent)
+    }
+
+    /// One stream of a send finished: the leader's figures, the transaction's send log, the
+    /// send's round, and the closed loop (throttling) hear of it. Returns how long the leader
+    /// took to answer, for the meter.
+    pub(in crate::engine) fn on_send_done(
+        &mut self,
+        done: SendDone,
+        store: &mut TxStore,
+        leaders: &mut LeaderBook,
+        now: Instant,
+    ) -> Duration {
+        let SendDone {
+            batch: _,
+            id,
+            round,
+            log_index,
+            send,
+            leader,
+            addr,
+            sent_at,
+            handed_at,
+            credit_wait,
+            result,
+        } = done;
+        // On the wire from the hand-off: waiting for a connection or stream credit before it
+        // is the transport's time, not the leader's.
+        let on_wire = handed_at.unwrap_or(sent_at);
+        let took = now.saturating_duration_since(on_wire);
+        // Our side of the stream: to its hand-off (or to now, never handed), less the wait for
+        // credit, which is the leader's.
+        let own = handed_at
+            .unwrap_or(now)
+            .saturating_duration_since(sent_at)
+            .saturating_sub(credit_wait.unwrap_or_default());
+        leaders.on_own_wait(addr, own, now);
+        let outcome = leaders.on_result(leader, addr, &result, took, now);
+        leaders.on_credit(leader, addr, handed_at.is_some(), credit_wait, now);
+        let accepted = (outcome == StreamOutcome::Accepted).then_some(now);
+        store.note_stream(id, handed_at, accepted);
+        // Accepted, but only after the leader withheld credit for longer than its reading at
+        // its budget's pace explains: it is behind on our streams — a 4.0 leader's throttling,
+        // which refuses nothing.
+        let behind = outcome == StreamOutcome::Accepted
+            && credit_wait.is_some_and(|w| leaders.on_credit_wait(addr, w, now));
+        let error = result.as_ref().err().map(|e| e.to_string());
+        if let Some(err) = &error {
+            log::debug!("send to {leader} at {addr} failed: {err}");
+        }
+        let stream = StreamResult {
+            id,
+            log_index,
+            send,
+            leader,
+            addr,
+            sent_at: on_wire,
+            took,
+            outcome,
+            error: error.as_deref(),
+        };
+        store.record_stream_result(stream, now);
+        self.on_round_result(id, round, result.is_ok(), store);
+        if let Some(m) = self.maxrate.as_mut()
+            && let Some(rate) = m.on_stream(outcome == StreamOutcome::Throttled || behind)
+        {
+            self.pacer.set_rate(rate, now);
+        }
+        match outcome {
+            _ if behind => {
+                // Catching up would only queue more streams it has not read.
+                self.pacer.forgive();
+                if let Some((_, throttled)) = self.held.as_mut() {
+                    *throttled = true;
+                }
+            }
+            StreamOutcome::Throttled => {
+                // The leader takes no more than this: catching up would only be throttled.
+                self.pacer.forgive();
+                if let Some((_, throttled)) = self.held.as_mut() {
+                    *throttled = true;
+                }
+            }
+            // A leader takes sends again: the outage is over, and its time is owed.
+            StreamOutcome::Accepted => {
+                if let Some((since, throttled)) = self.held.take() {
+                    let held = now.saturating_duration_since(since);
+                    if !throttled && held >= MIN_OUTAGE {
+                        self.pacer.owe(held);
+                        self.pacer.cap_owed(self.fresh.len());
+                    }
+                }
+            }
+            _ => {}
+        }
+        took
+    }
+
+    /// When this was the send's last stream and none was accepted, the send reached no leader.
+    fn on_round_result(&mut self, id: u32, round: usize, accepted: bool, store: &mut TxStore) {
+        let Some(r) = self.rounds.get_mut(&(id, round)) else {
+            return;
+        };
+        r.left -= 1;
+        r.accepted |= accepted;
+        if r.left == 0 {
+            let reached = r.accepted;
+            self.rounds.remove(&(id, round));
+            if !reached {
+                store.record_failed_send();
+            }
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! Connecting to a leader: the first connection, shared by the sends that wait for it; more
+//! as its link needs (see `pool`); never more handshakes than the leader's limit (see
+//! `engine::handshakes`); and forgetting the ones that failed.
+
+use std::{net::SocketAddr, sync::Arc};
+
+use quinn::Connection;
+
+use super::{Inner, Peer, classify, lock, pool::Pooled, set_state};
+use crate::engine::net::{LinkState, SendError};
+
+/// A connection to `addr` for one more stream: the pool's least loaded, else a new one (a
+/// handshake concurrent sends share).
+pub(super) async fn connection(
+    inner: &Inner,
+    peer: &Peer,
+    addr: SocketAddr,
+) -> Result<Arc<Pooled>, SendError> {
+    if let Some(p) = peer.pool.pick() {
+        return Ok(p);
+    }
+    let _one = peer.connecting.lock().await;
+    if let Some(p) = peer.pool.pick() {
+        return Ok(p);
+    }
+    connect(inner, peer, addr).await
+}
+
+/// One handshake to `addr`, its connection added to the pool. The caller holds
+/// `peer.connecting`.
+async fn connect(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Arc<Pooled>, SendError> {
+    let first = peer.pool.is_empty();
+    let started = tokio::time::Instant::now();
+    if let Some(wait) = peer.pool.handshake_wait(started) {
+        return Err(SendError::HandshakeHeld(wait));
+    }
+    if first {
+        set_state(peer, LinkState::Connecting);
+    }
+    peer.pool.note_handshake(started);
+    let server_name = solana_tls_utils::socket_addr_to_quic_server_name(addr);
+    let connecting = inner
+        .endpoint
+        .connect(addr, &server_name)
+        .map_err(|e| SendError::Connection(e.to_string()));
+    let bound = inner.handshake_bound(peer);
+    let result = match connecting {
+        // Dropping the unfinished handshake abandons it; quinn closes its state.
+        Ok(c) => match tokio::time::timeout(bound, c).await {
+            Ok(done) => done.map_err(|e| classify(&e)),
+            Err(_) => {
+                let now = tokio::time::Instant::now();
+                let ignored = peer.pool.handshake_timed_out(started, now);
+                lock(&peer.pool.book).handshake_timed_out(now, ignored);
+                if ignored {
+                    log::debug!("{addr} ignored our handshake: none to it for a while");
+                }
+                Err(SendError::handshake_timed_out(bound))
+            }
+        },
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(conn) => {
+            lock(&peer.pool.book).handshake_done(started.elapsed());
+            let pooled = peer.pool.add(conn);
+            set_state(peer, LinkState::Connected);
+            if !first {
+                log::debug!("{} connections to {addr}", peer.pool.len());
+            }
+            Ok(pooled)
+        }
+        Err(err) => {
+            if peer.pool.is_empty() {
+                set_state(peer, LinkState::Failed(err.to_string()));
+            }
+            Err(err)
+        }
+    }
+}
+
+/// A stream to `addr` had to wait on its connection (for room in the congestion window or
+/// for stream credit): opens one more in the background, if the pool may grow and no
+/// handshake is under way. Streams waiting for credit move to it once it joins (see `send_on`).
+pub(super) fn grow(inner: &Arc<Inner>, peer: &Arc<Peer>, addr: SocketAddr) {
+    if !peer.pool.may_grow(tokio::time::Instant::now()) {
+        return;
+    }
+    let (inner, peer) = (inner.clone(), peer.clone());
+    tokio::spawn(async move {
+        let Ok(_one) = peer.connecting.try_lock() else {
+            return;
+        };
+        if !peer.pool.may_grow(tokio::time::Instant::now()) {
+            return;
+        }
+        if let Err(e) = connect(&inner, &peer, addr).await {
+            log::debug!("one more connection to {addr} failed: {e}");
+        }
+    });
+}
+
+/// A connection-level failure ends this connection: later sends take another, or reconnect.
+/// Only `conn` itself is forgotten: a late failure of a connection already replaced must not
+/// drop its successors.
+pub(super) fn drop_connection(peer: &Peer, conn: &Connection, err: &SendError) {
+    peer.pool.remove(conn);
+    if peer.pool.is_empty() {
+        set_state(peer, LinkState::Failed(err.to_string()));
+    }
+}

@@ -1,0 +1,58 @@
+//! When each step towards landing first happened to a transaction — its first stream handed to
+//! the transport, the first acknowledged, the first status lookup that found it — so its time
+//! to land can be cut into its parts (see `snapshot::LandParts`); and the link events of the
+//! `--events` stream, which the store emits like every other.
+
+use std::net::SocketAddr;
+
+use solana_pubkey::Pubkey;
+use tokio::time::Instant;
+
+use super::TxStore;
+use crate::engine::{event::RunEvent, snapshot::LinkView};
+
+/// The first time each step happened, over all of a transaction's sends.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Marks {
+    /// A stream of it was handed to the transport.
+    pub handed: Option<Instant>,
+    /// A leader acknowledged a stream of it.
+    pub acked: Option<Instant>,
+    /// A status lookup found it in a slot (at any commitment).
+    pub seen: Option<Instant>,
+}
+
+impl TxStore {
+    /// A stream of `id` ended: handed to the transport at `handed` (if it was), and
+    /// acknowledged at `acked` (if it was).
+    pub fn note_stream(&mut self, id: u32, handed: Option<Instant>, acked: Option<Instant>) {
+        let Some(rec) = self.records.get_mut(id as usize) else {
+            return;
+        };
+        let m = &mut rec.marks;
+        m.handed = m.handed.into_iter().chain(handed).min();
+        m.acked = m.acked.into_iter().chain(acked).min();
+    }
+
+    /// When `id` was first sent, and the first time each later step happened.
+    pub fn marks(&self, id: u32) -> Option<(Instant, Marks)> {
+        let rec = self.records.get(id as usize)?;
+        Some((rec.first_sent?, rec.marks))
+    }
+
+    /// A leader's verdict changed: the event for `--events`.
+    pub fn record_link(
+        &self,
+        leader: Pubkey,
+        tpu: Option<SocketAddr>,
+        link: LinkView,
+        now: Instant,
+    ) {
+        self.emit(|| RunEvent::Link {
+            at_ms: crate::engine::snapshot::millis(self.since_start(now)),
+            leader,
+            tpu,
+            link,
+        });
+    }
+}
