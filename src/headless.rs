@@ -94,7 +94,7 @@ pub async fn print_progress(mut rx: watch::Receiver<Arc<Snapshot>>, every: Durat
         }
         let snap = rx.borrow_and_update().clone();
         // The health text quotes RPC errors: scrubbed like every other output.
-        eprintln!("{}", crate::redact::scrub(progress_line(&snap)));
+        say!("{}", crate::redact::scrub(progress_line(&snap)));
         if closed || snap.run.is_over() {
             break;
         }

@@ -1,6 +1,7 @@
-//! The two house rules about the shape of the code that a test can check, over txpace's `src/`
+//! The house rules about the shape of the code that a test can check, over txpace's `src/`
 //! and the benchmark's `bench/src/`: no import cycle between modules, and no module over
-//! [`MAX_LINES`] lines. The modules are read as text from the source tree, so the check needs
+//! [`MAX_LINES`] lines; and over txpace's `src/` alone, no `print` macro outside tests (they
+//! panic on a terminal that hung up; `crate::console` has ones that do not). The modules are read as text from the source tree, so the check needs
 //! nothing beyond `cargo test --lib`.
 //!
 //! A module's imports are the `crate::` and `super::` paths it names (in `use` lines or inline,
@@ -248,6 +249,80 @@ fn no_module_is_over_the_line() {
         "over {MAX_LINES} lines:\n{}",
         over.join("\n")
     );
+}
+
+/// Modules compiled only for tests: declared under a `#[cfg(...)]` naming `test` (a unit-test
+/// file, the simulators), and every module below one.
+fn test_only(files: &BTreeMap<Module, PathBuf>) -> BTreeSet<Module> {
+    let mut out = BTreeSet::new();
+    for (module, path) in files {
+        let text = std::fs::read_to_string(path).expect("a module's text");
+        let mut lines = text.lines().map(str::trim).peekable();
+        while let Some(line) = lines.next() {
+            let gated = line.starts_with("#[cfg(") && line.contains("test");
+            if let (true, Some(next)) = (gated, lines.peek()) {
+                let decl = next
+                    .trim_start_matches("pub ")
+                    .trim_start_matches("pub(crate) ");
+                if let Some(name) = decl.strip_prefix("mod ").and_then(|d| d.strip_suffix(';')) {
+                    let mut child = module.clone();
+                    child.push(name.to_string());
+                    out.insert(child);
+                }
+            }
+        }
+    }
+    files
+        .keys()
+        .filter(|m| out.iter().any(|t| m.starts_with(t)))
+        .cloned()
+        .collect()
+}
+
+/// Whether `text` calls `name!(`, not as part of a longer name or a quoted one.
+fn calls(text: &str, name: &str) -> bool {
+    let needle = format!("{name}!(");
+    text.match_indices(&needle).any(|(at, _)| {
+        !text[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| is_ident(c) || c == '`')
+    })
+}
+
+#[test]
+fn no_print_macro_outside_tests() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = modules(&dir.join("src"));
+    let exempt = test_only(&files);
+    let mut found = Vec::new();
+    for (module, path) in &files {
+        if exempt.contains(module) || module == &vec!["console".to_string()] {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).expect("a module's text");
+        for name in ["println", "eprintln", "print", "eprint"] {
+            if calls(code(&text), name) {
+                found.push(format!(
+                    "{}: {name}! (use crate::console's)",
+                    path.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "print macros that panic on a dead terminal:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_print_check_sees_a_call_and_not_a_mention() {
+    assert!(calls("x; eprintln!(\"a\")", "eprintln"));
+    assert!(calls("println!(\"a\")", "println"));
+    assert!(!calls("say!(\"a\") // `eprintln!(`", "eprintln"));
+    assert!(!calls("eprintln!(\"a\")", "println"));
 }
 
 #[test]

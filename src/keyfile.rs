@@ -26,7 +26,7 @@ fn warn_if_exposed(path: &Path) {
     if let Ok(meta) = fs::metadata(path) {
         let mode = meta.permissions().mode() & 0o777;
         if mode & 0o044 != 0 {
-            eprintln!(
+            say!(
                 "warning: keypair {} is readable by group or others (mode {mode:03o}); \
                  run `chmod 600 {}`",
                 path.display(),

@@ -1,6 +1,9 @@
 //! txpace: a paced Solana TPU (QUIC) sender whose engine publishes snapshots of every
 //! transaction's fate for a terminal dashboard or a headless report.
 
+// First: its macros are in scope only in the modules after it.
+#[macro_use]
+pub mod console;
 pub mod cli;
 pub mod commands;
 pub mod config;

@@ -1,6 +1,7 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
+use txpace::say;
 use txpace::{
     cli::{Cli, Command, ConfigCommand},
     commands, exit, logging, settings,
@@ -10,9 +11,17 @@ fn main() -> ExitCode {
     // Before any thread starts: whether SIGHUP was ignored (nohup) is read from what the process
     // inherited.
     if let Err(e) = txpace::interrupt::install() {
-        eprintln!("error: installing the signal handlers: {e}");
+        say!("error: installing the signal handlers: {e}");
         return ExitCode::from(exit::RUNTIME);
     }
+    // A panic's message goes to standard error, which after a hang-up is a closed terminal:
+    // the log file gets it too, so a run that ended with exit 101 can say why.
+    let print_panic = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        log::error!("panic: {info}");
+        log::logger().flush();
+        print_panic(info);
+    }));
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     logging::set_verbosity(cli.global.verbosity());
@@ -23,7 +32,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             // Client errors deep in the chain can quote an endpoint with its key.
-            eprintln!("error: {}", txpace::redact::scrub(format!("{err:#}")));
+            say!("error: {}", txpace::redact::scrub(format!("{err:#}")));
             ExitCode::from(commands::exit_code::for_error(&err))
         }
     }

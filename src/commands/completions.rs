@@ -9,7 +9,7 @@ use crate::{cli::Cli, exit};
 
 pub fn run(shell: Option<Shell>) -> Result<u8> {
     let Some(shell) = shell.or_else(Shell::from_env) else {
-        eprintln!(
+        say!(
             "error: name the shell: txpace completions bash|zsh|fish|elvish|powershell \
              ($SHELL does not name one of them)"
         );

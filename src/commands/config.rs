@@ -26,7 +26,7 @@ pub fn run(
     match cmd {
         ConfigCommand::Path => path(global),
         ConfigCommand::Show => {
-            print!("{}", show(global, matches, settings)?);
+            out_part!("{}", show(global, matches, settings)?);
             Ok(exit::OK)
         }
     }
@@ -40,7 +40,7 @@ pub fn path(global: &GlobalOpts) -> Result<u8> {
         None => settings::default_path()
             .context("no config directory (no home directory?): pass --txpace-config PATH")?,
     };
-    println!("{}", path.display());
+    out!("{}", path.display());
     Ok(exit::OK)
 }
 

@@ -32,9 +32,9 @@ impl Chain {
     fn start(nodes: u8) -> Result<Chain> {
         if nodes <= 1 {
             ensure(&TEST_VALIDATOR)?;
-            eprintln!("starting solana-test-validator on loopback…");
+            say!("starting solana-test-validator on loopback…");
             let v = LocalValidator::start().context("starting the local validator")?;
-            eprintln!(
+            say!(
                 "validator ready in {:.1} s: RPC {}, websocket {}, TPU QUIC {}, ledger {}",
                 v.startup_time().as_secs_f64(),
                 v.rpc_url(),
@@ -45,26 +45,26 @@ impl Chain {
             return Ok(Chain::Single(Box::new(v)));
         }
         ensure(&LOCALNET)?;
-        eprintln!("starting {nodes} validators on loopback (txpace-localnet)…");
+        say!("starting {nodes} validators on loopback (txpace-localnet)…");
         let cluster = Localnet::start(LocalnetOptions {
             nodes: usize::from(nodes),
             ..LocalnetOptions::default()
         })
         .context("starting the local cluster")?;
         if let Some(log) = cluster.forked_start() {
-            eprintln!(
+            say!(
                 "the first start's nodes forked and rooted nothing (log {}); started a new cluster",
                 log.display()
             );
         }
-        eprintln!(
+        say!(
             "cluster ready in {:.1} s; sending through node 0's RPC {} (log {}):",
             cluster.startup_time().as_secs_f64(),
             cluster.rpc_url(),
             cluster.log_path().display()
         );
         for (i, node) in cluster.nodes().iter().enumerate() {
-            eprintln!("  node {i} {} TPU QUIC {}", node.identity, node.tpu_quic);
+            say!("  node {i} {} TPU QUIC {}", node.identity, node.tpu_quic);
         }
         Ok(Chain::Cluster(Box::new(cluster)))
     }
@@ -118,7 +118,7 @@ pub fn run(global: &GlobalOpts, args: DemoArgs) -> Result<u8> {
             if crate::interrupt::requested() == Some(crate::interrupt::Reason::HangUp) {
                 crate::interrupt::detach_dead_outputs();
             }
-            eprintln!("demo: {e:#}; nothing was sent");
+            say!("demo: {e:#}; nothing was sent");
             return Ok(crate::exit::INTERRUPTED);
         }
         other => other?,
@@ -187,7 +187,7 @@ fn workload(chain: &Chain, args: &DemoArgs) -> Result<Vec<LoadedTx>> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    eprintln!(
+    say!(
         "signed {} self-transfers in {:.1} s; blockhash {blockhash} valid until block height {last_valid}",
         txs.len(),
         started.elapsed().as_secs_f64()
@@ -205,7 +205,7 @@ fn ensure(program: &Program) -> Result<()> {
     if !script.exists() {
         bail!("{}", (program.install_hint)());
     }
-    eprintln!(
+    say!(
         "{} is not installed; running {} (about 25 minutes on 2 cores, once)",
         program.bin,
         script.display()

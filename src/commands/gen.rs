@@ -43,7 +43,7 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
         bail!("--payers must be at least 1");
     }
     if args.cu_limit < SELF_TRANSFER_UNITS {
-        eprintln!(
+        say!(
             "warning: --cu-limit {} is below the {SELF_TRANSFER_UNITS} compute units a \
              self-transfer uses; these transactions will land as failed",
             args.cu_limit
@@ -96,7 +96,7 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
         None => {
             let need = fee.saturating_mul(count as u64);
             match rpc.get_balance(&funder.pubkey()) {
-                Ok(balance) if balance < need => eprintln!(
+                Ok(balance) if balance < need => say!(
                     "warning: {} holds {} SOL but {count} transactions cost {} SOL in fees",
                     funder.pubkey(),
                     sol(balance),
@@ -116,7 +116,7 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
             let funded = fund_payers(&rpc, funder.as_ref(), &written, target, cu_price)
                 .with_context(|| format!("funding payers at {url}"))?;
             for ((kp, path), sent) in payers.iter().zip(&funded) {
-                println!(
+                out!(
                     "payer {} ({}): {}",
                     kp.pubkey(),
                     path.display(),
@@ -141,13 +141,13 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
     write_transactions(&args.out, &txs, args.format)?;
     let height = rpc.get_block_height_with_commitment(commitment).ok();
 
-    println!(
+    out!(
         "wrote {} transactions ({}) to {}",
         txs.len(),
         format_name(args.format),
         args.out.display()
     );
-    println!(
+    out!(
         "  {} payer{}, {} µlamports/CU{}, limit {} CU, fee {} lamports each",
         payers.len(),
         if payers.len() == 1 { "" } else { "s" },
@@ -163,12 +163,12 @@ pub fn run(global: &GlobalOpts, args: GenArgs) -> Result<u8> {
         fee
     );
     match height {
-        Some(h) => println!(
+        Some(h) => out!(
             "  blockhash {blockhash} ({}), valid until block height {last_valid} (now {h}, {} blocks left)",
             resolved.commitment.as_str(),
             last_valid.saturating_sub(h)
         ),
-        None => println!(
+        None => out!(
             "  blockhash {blockhash} ({}), valid until block height {last_valid}",
             resolved.commitment.as_str()
         ),

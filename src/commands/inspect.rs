@@ -287,11 +287,11 @@ fn recent_fees(global: &GlobalOpts, txs: &[source::LoadedTx], rows: &mut [Row]) 
     let recent = match asked {
         Ok(r) if !r.is_empty() => r,
         Ok(_) => {
-            eprintln!("recent fees: the cluster reported none for these accounts");
+            say!("recent fees: the cluster reported none for these accounts");
             return None;
         }
         Err(e) => {
-            eprintln!(
+            say!(
                 "warning: recent fees: {}",
                 crate::redact::scrub(format!("{e:#}"))
             );

@@ -21,7 +21,7 @@ pub fn run(command: Option<&str>, dir: Option<&Path>) -> Result<u8> {
         for (name, page) in all_pages()? {
             let path = dir.join(name);
             std::fs::write(&path, page).with_context(|| format!("writing {}", path.display()))?;
-            println!("{}", path.display());
+            out!("{}", path.display());
         }
         return Ok(exit::OK);
     }
@@ -33,7 +33,7 @@ pub fn run(command: Option<&str>, dir: Option<&Path>) -> Result<u8> {
                 .map(|c| c.get_name().to_string())
                 .filter(|n| n != "help")
                 .collect();
-            eprintln!(
+            say!(
                 "error: txpace has no command {:?}: give one of {}",
                 command.unwrap_or_default(),
                 names.join(", ")

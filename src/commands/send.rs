@@ -36,7 +36,7 @@ pub fn run(global: &GlobalOpts, args: SendArgs) -> Result<u8> {
     let files = &args.input.files;
     let show = |p: Progress| {
         if p.decoded >= PROGRESS_FROM {
-            eprint!(
+            say_part!(
                 "\rloading: {} read, {} verified{}",
                 p.decoded,
                 p.verified,
@@ -46,14 +46,14 @@ pub fn run(global: &GlobalOpts, args: SendArgs) -> Result<u8> {
     };
     let loaded = source::load_with_progress(files, args.input.format, &show)?;
     if loaded.valid.len() + loaded.invalid.len() >= PROGRESS_FROM {
-        eprintln!();
+        say!();
     }
     if !loaded.invalid.is_empty() {
         for p in &loaded.invalid {
-            eprintln!("{p}");
+            say!("{p}");
         }
         if !args.skip_invalid {
-            eprintln!(
+            say!(
                 "{} of {} transactions are invalid: nothing was sent (--skip-invalid sends the rest)",
                 loaded.invalid.len(),
                 loaded.invalid.len() + loaded.valid.len()
@@ -62,7 +62,7 @@ pub fn run(global: &GlobalOpts, args: SendArgs) -> Result<u8> {
         }
     }
     if loaded.valid.is_empty() {
-        eprintln!("no valid transactions to send");
+        say!("no valid transactions to send");
         return Ok(exit::USAGE);
     }
     let resolved = config::resolve(&global.to_args(None)).map_err(exit::usage)?;
@@ -74,7 +74,7 @@ pub fn run(global: &GlobalOpts, args: SendArgs) -> Result<u8> {
     let journal = match open_journal(&args, &loaded.valid, &redact_url(&resolved.rpc_url)) {
         Ok(j) => j,
         Err(refusal) => {
-            eprintln!("error: {refusal:#}");
+            say!("error: {refusal:#}");
             return Ok(super::exit_code::for_error(&refusal));
         }
     };
@@ -110,7 +110,7 @@ fn preflight(args: &SendArgs, resolved: &Resolved, txs: &[LoadedTx]) -> Result<O
         PREFLIGHT_RPC_TIMEOUT,
     );
     let findings = crate::preflight::check(&rpc, txs, args.resume)?;
-    eprint!(
+    say_part!(
         "{}",
         crate::redact::scrub(crate::preflight::table(&findings))
     );
@@ -118,10 +118,10 @@ fn preflight(args: &SendArgs, resolved: &Resolved, txs: &[LoadedTx]) -> Result<O
         return Ok(None);
     }
     if args.force {
-        eprintln!("preflight: sending anyway (--force)");
+        say!("preflight: sending anyway (--force)");
         return Ok(None);
     }
-    eprintln!(
+    say!(
         "preflight: nothing was sent: transactions cannot land as signed (--force sends anyway, \
          --no-preflight skips the checks)"
     );
@@ -178,7 +178,7 @@ fn open_journal(args: &SendArgs, txs: &[LoadedTx], rpc_shown: &str) -> Result<Ru
         )));
     }
     if let Some((bytes, why)) = replay.torn {
-        eprintln!(
+        say!(
             "journal {}: ignoring its last {bytes} bytes ({why}), written as the run was interrupted",
             path.display()
         );
@@ -187,7 +187,7 @@ fn open_journal(args: &SendArgs, txs: &[LoadedTx], rpc_shown: &str) -> Result<Ru
         let never = txs
             .len()
             .saturating_sub(confirmed + failed + expired + sent);
-        eprintln!(
+        say!(
             "resuming {} (session {}{}): {confirmed} confirmed, {failed} failed, {expired} expired before; \
              {sent} sent without an outcome (looked up on chain before any resend); {never} never sent",
             path.display(),
@@ -219,7 +219,7 @@ fn finish_journal(writer: Option<WriterHandle>) {
                 stats.records,
                 stats.syncs
             ),
-            Err(e) => eprintln!("warning: {e}"),
+            Err(e) => say!("warning: {e}"),
         }
     }
 }
@@ -398,13 +398,13 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
         print_aside(aside, &line);
     }
     if let Some(why) = &report.summary.error {
-        eprintln!("error: {why}");
+        say!("error: {why}");
     }
     let unfinished = report.summary.unfinished;
     if unfinished > 0
         && let Some(hint) = &spec.resume_hint
     {
-        eprintln!("{unfinished} transactions are unfinished; continue with:\n  {hint}");
+        say!("{unfinished} transactions are unfinished; continue with:\n  {hint}");
         session.log_resume_hint(unfinished, hint);
     }
     session.linger_metrics(spec.opts.metrics_linger);

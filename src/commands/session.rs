@@ -95,7 +95,7 @@ impl Session {
             .transpose()
             .map_err(exit::usage)?;
         if let Some(m) = &metrics {
-            eprintln!("metrics: http://{}/metrics", m.local_addr());
+            say!("metrics: http://{}/metrics", m.local_addr());
         }
         let events = events_target
             .map(EventStream::open)
@@ -141,7 +141,7 @@ impl Session {
         if secs <= 0.0 {
             return;
         }
-        eprintln!(
+        say!(
             "metrics: serving the final figures at http://{addr}/metrics for {secs} s (Ctrl-C ends it)"
         );
         let wait = Duration::from_secs_f64(secs.clamp(0.0, 3_600.0));
@@ -171,7 +171,7 @@ impl Session {
         let target = events.target().clone();
         match (events.finish(), target) {
             (Err(e), _) => {
-                eprintln!("warning: {e:#}");
+                say!("warning: {e:#}");
                 None
             }
             (Ok(n), EventsTarget::File(path)) => {
@@ -269,8 +269,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// data (`--output json`, or `--events -`).
 pub fn print_aside(stdout_is_data: bool, line: &str) {
     if stdout_is_data {
-        eprintln!("{line}");
+        say!("{line}");
     } else {
-        println!("{line}");
+        out!("{line}");
     }
 }

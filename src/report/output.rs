@@ -60,7 +60,7 @@ pub fn write_or_keep(
                 kept.display()
             );
             log::warn!("{line}");
-            eprintln!("{line}");
+            say!("{line}");
             Ok(kept)
         }
         Err(e) => Err(err.context(format!(

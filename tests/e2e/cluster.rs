@@ -126,8 +126,11 @@ fn demo_on_three_nodes(dir: &Path) {
         landed_with.len() >= 2 && landed_with.iter().all(|l| nodes.iter().any(|n| n == l)),
         "landed with {landed_with:?}, nodes {nodes:?}"
     );
+    // The "cluster ready" line names the running cluster's log; a forked first start's line
+    // before it names that start's log, kept in the temp directory on purpose.
     let log = stderr
         .lines()
+        .filter(|l| l.contains("cluster ready in"))
         .find_map(|l| l.split("(log ").nth(1))
         .map(|l| l.trim_end_matches("):").to_string())
         .expect("demo names the cluster's log");

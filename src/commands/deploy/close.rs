@@ -34,7 +34,7 @@ pub(super) fn explain_recovery(buffer: &Pubkey, buffer_path: &Path, rpc: &RpcCli
         // Never created (or already closed): nothing to recover.
         return;
     };
-    eprintln!(
+    say!(
         "buffer {buffer} holds {} SOL and keeps what was written.\n\
          to finish: run the same command again (it resumes from --buffer {})\n\
          to abandon and recover the SOL: txpace deploy --close-buffer {} (same --url and --keypair)",
@@ -56,7 +56,7 @@ pub(super) fn explain_interrupted(buffer: &Pubkey, buffer_path: &Path) {
         buffer_path.display()
     );
     log::warn!("{hint}");
-    eprintln!("{hint}");
+    say!("{hint}");
 }
 
 /// `--close-buffer`: return an abandoned buffer's lamports to the payer.
@@ -87,7 +87,7 @@ pub(super) fn close_buffer(global: &GlobalOpts, args: &DeployArgs, which: &str) 
     let url = redact_url(&resolved.rpc_url);
     match BufferState::read(&address, fetch(&rpc, &address)?)? {
         BufferState::Missing => {
-            eprintln!(
+            say!(
                 "no account at {address} on {url}: the buffer is already closed (or was never created)"
             );
             Ok(exit::USAGE)
@@ -129,7 +129,7 @@ pub(super) fn close_buffer(global: &GlobalOpts, args: &DeployArgs, which: &str) 
                 });
                 crate::report::print_json(&closed, global.output == OutputMode::JsonCompact)?;
             } else {
-                println!(
+                out!(
                     "closed buffer {address}: {} SOL returned to {} (signature {sig})",
                     sol(lamports),
                     payer.pubkey()

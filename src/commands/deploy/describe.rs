@@ -20,20 +20,20 @@ pub(super) fn describe_plan(
     buffer_path: &Path,
 ) {
     let count = plan.chunks.count();
-    eprintln!(
+    say!(
         "{}: {} bytes, {count} chunks of up to {} bytes",
         path.display(),
         program.len(),
         plan.chunks.size
     );
     match buffer {
-        BufferState::Missing => eprintln!(
+        BufferState::Missing => say!(
             "buffer {} ({}): new; {} writes",
             i.buffer,
             buffer_path.display(),
             plan.writes.len()
         ),
-        BufferState::Found { .. } => eprintln!(
+        BufferState::Found { .. } => say!(
             "buffer {} ({}): resuming, {} of {} bytes already written; {} of {count} chunks to write",
             i.buffer,
             buffer_path.display(),
@@ -43,28 +43,31 @@ pub(super) fn describe_plan(
         ),
     }
     match plan.action {
-        Action::Deploy { max_len } => eprintln!(
+        Action::Deploy { max_len } => say!(
             "then deploy program {} with room for {max_len} bytes, upgrade authority {}",
-            i.program_id, i.authority
+            i.program_id,
+            i.authority
         ),
-        Action::Upgrade { max_len, extend: 0 } => eprintln!(
+        Action::Upgrade { max_len, extend: 0 } => say!(
             "then upgrade program {} (room for {max_len} bytes) as authority {}",
-            i.program_id, i.authority
+            i.program_id,
+            i.authority
         ),
-        Action::Upgrade { max_len, extend } => eprintln!(
+        Action::Upgrade { max_len, extend } => say!(
             "then extend program {} by {extend} bytes to {max_len} (ExtendProgram), and upgrade it as authority {}",
-            i.program_id, i.authority
+            i.program_id,
+            i.authority
         ),
-        Action::BufferOnly { hand_to: None } => eprintln!(
+        Action::BufferOnly { hand_to: None } => say!(
             "--buffer-only: the buffer stays, with authority {}, for a deploy or upgrade from it",
             i.authority
         ),
-        Action::BufferOnly { hand_to: Some(new) } => eprintln!(
+        Action::BufferOnly { hand_to: Some(new) } => say!(
             "--buffer-only: then hand the buffer from authority {} to {new}",
             i.authority
         ),
     }
-    eprintln!(
+    say!(
         "payer {} spends up to {} SOL ({} buffer rent, {} fees, {} program rent)",
         i.payer,
         sol(plan.cost.total()),

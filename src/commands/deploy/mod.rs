@@ -73,8 +73,8 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         .with_context(|| format!("reading {}", path.display()))
         .map_err(exit::usage)?;
     if let Err(e) = elf::check_program(&program) {
-        eprintln!("{}: {e}", path.display());
-        eprintln!("nothing was sent");
+        say!("{}: {e}", path.display());
+        say!("nothing was sent");
         return Ok(exit::USAGE);
     }
     let resolved = config::resolve(&global.to_args(args.keypair.clone())).map_err(exit::usage)?;
@@ -158,7 +158,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
     .map_err(exit::usage)?;
     describe_plan(&path, &program, &plan, &inputs, &chain.buffer, &buffer_path);
     if let Some(b) = budget.describe() {
-        eprintln!("every transaction: {b}");
+        say!("every transaction: {b}");
     }
     if args.finalize {
         let last = if matches!(plan.action, Action::Upgrade { .. }) {
@@ -166,7 +166,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         } else {
             "deploy"
         };
-        eprintln!(
+        say!(
             "--final: the {last} transaction also removes the upgrade authority; program {} can never be upgraded again",
             program_id.pubkey
         );
@@ -175,13 +175,13 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
     // Keys are on disk before anything is spent, so nothing paid for can be lost with them.
     if !buffer_existed {
         write_private_keypair(&buffer, &buffer_path)?;
-        eprintln!("buffer keypair saved to {}", buffer_path.display());
+        say!("buffer keypair saved to {}", buffer_path.display());
     }
     if let (Some(kp), Some(p), false) =
         (&program_id.keypair, &program_id.new_file, args.buffer_only)
     {
         write_private_keypair(kp, p)?;
-        eprintln!("program keypair saved to {}", p.display());
+        say!("program keypair saved to {}", p.display());
     }
 
     let rents = chain.rent;
@@ -284,7 +284,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
             exit::OK
         }
         Err(e) => {
-            eprintln!("error: {}", crate::redact::scrub(e));
+            say!("error: {}", crate::redact::scrub(e));
             if session
                 .interrupted
                 .load(std::sync::atomic::Ordering::SeqCst)
