@@ -32,6 +32,7 @@ use solana_pubkey::Pubkey;
 use solana_signer::Signer;
 use txpace::validator::{Localnet, LocalnetOptions};
 
+mod agree;
 mod report;
 mod scenario;
 mod wire;
@@ -156,6 +157,9 @@ pub(crate) struct Run {
     pub counters: CounterDelta,
     pub relays: RelayDelta,
     pub load: Option<LoadFigures>,
+    /// txpace's runs: each node's link as set, counted and measured (`agree`); empty for
+    /// the others.
+    pub links: Vec<agree::NodeLink>,
 }
 
 /// What every run shares.
@@ -236,6 +240,8 @@ pub fn run(args: Args) -> Result<()> {
 
 /// What a contender's child did, before the chain is read.
 struct Sent {
+    /// txpace's report, for its link figures.
+    report: Option<Value>,
     usage: Usage,
     failure: Option<String>,
     sends: Option<Sends>,
@@ -311,6 +317,7 @@ fn one(
             catch_up(ctx)?;
             let summary = &run.report["summary"];
             Sent {
+                report: Some(run.report.clone()),
                 usage: run.usage,
                 failure: run.failure.clone(),
                 sends: Sends::txpace(summary),
@@ -347,6 +354,7 @@ fn one(
             let expected = keys.iter().cloned().collect();
             let (first, duplicates) = first_landings(&expected, block_messages(&ctx.chain, from)?);
             Sent {
+                report: None,
                 usage: run.usage,
                 failure: run.failure,
                 sends: run.sends,
@@ -362,6 +370,10 @@ fn one(
         .unwrap_or_else(|e| e.into_inner())
         .ok_or_else(|| anyhow!("the run never started"))?;
     let relays_after = cluster.relay_stats().map_err(err)?;
+    let identities: Vec<_> = cluster.nodes().iter().map(|n| n.identity).collect();
+    let links = sent.report.as_ref().map_or_else(Vec::new, |report| {
+        agree::node_links(&identities, &relays_before, &relays_after, report)
+    });
     let load = load.map(|l| l.stop(&ctx.chain)).transpose()?;
     let (after, settled) = settled_counters(cluster)?;
     let delta = CounterDelta::between(counters, &after, settled);
@@ -387,6 +399,7 @@ fn one(
         counters: delta,
         relays: RelayDelta::between(&relays_before, &relays_after),
         load,
+        links,
     })
 }
 

@@ -201,7 +201,12 @@ pub(super) fn sections(runs: &[Run], n: usize, load: &str) -> Vec<Section> {
          datagrams delivered / dropped by the links, summed over the nodes. Load: its \
          transactions sent at least once and landed, from its reports and the chain)",
     );
-    vec![table, wire]
+    let links: Vec<_> = runs
+        .iter()
+        .filter(|r| r.sender == Sender::Txpace)
+        .map(|r| (r.scenario.clone(), r.round, r.links.clone()))
+        .collect();
+    vec![table, wire, super::agree::section(&links)]
 }
 
 #[cfg(test)]
@@ -237,6 +242,7 @@ mod tests {
             },
             relays: RelayDelta::default(),
             load: None,
+            links: Vec::new(),
         }
     }
 
