@@ -10,9 +10,8 @@
 //! servers counted at least txpace's streams (their counters, `counters`, printed beside the
 //! run: streams delayed by a budget, connections evicted or refused); the far node is named
 //! `far` or `lossy` in the report, with a round trip no shorter than its relay's less 15%.
-//! The run's figures (wall,
-//! time to land, the relays' drops) are printed, not judged: speed is the benchmark's to judge
-//! (`txpace-bench`), not a timed test's on a shared machine.
+//! The run's figures (wall, time to land, the relays' drops) are printed, not judged: speed is
+//! the benchmark's to judge (`txpace-bench`), not a timed test's on a shared machine.
 
 use crate::common::{run_expect, txpace};
 use crate::machine;
