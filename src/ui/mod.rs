@@ -195,8 +195,10 @@ pub fn run(
 /// the dead terminal either).
 fn terminal_gone(why: &str) -> Reason {
     interrupt::request(Reason::HangUp);
-    log::warn!("{why}: the terminal is gone; stopping");
-    interrupt::requested().unwrap_or(Reason::HangUp)
+    // A stop asked for before (Ctrl-C, SIGTERM) keeps its own name.
+    let reason = interrupt::requested().unwrap_or(Reason::HangUp);
+    log::warn!("{why}: {}; stopping", reason.describe());
+    reason
 }
 
 /// A picture newer than `shown`, if any — including the last one an engine published just

@@ -50,6 +50,9 @@ pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// File in the working directory holding the mint keypair; for a kept ledger it lives in the
 /// ledger itself so a later start on that ledger can find the keypair its genesis funded.
+/// How long one call of the start's readiness polls may take (see `polling_client`): far
+/// above a loopback answer even on a loaded machine; a call that times out is just asked again.
+const POLL_TIMEOUT: Duration = Duration::from_secs(1);
 const MINT_FILE: &str = "txpace-mint.json";
 /// Where the validator's stdout and stderr go: startup errors are printed there, not logged.
 const OUTPUT_FILE: &str = "txpace-validator.out";
@@ -204,11 +207,7 @@ impl LocalValidator {
     }
 
     fn wait_ready(&mut self, started: Instant) -> Result<(), ValidatorError> {
-        let rpc = RpcClient::new_with_timeout_and_commitment(
-            self.rpc_url(),
-            Duration::from_secs(5),
-            CommitmentConfig::confirmed(),
-        );
+        let rpc = self.polling_client();
         let mut last;
         loop {
             if crate::interrupt::requested().is_some() {
@@ -244,30 +243,47 @@ impl LocalValidator {
     /// The node shows up in its own gossip table right after start; the loop only covers the
     /// moment before it does.
     fn wait_tpu_quic(&mut self, started: Instant) -> Result<SocketAddr, ValidatorError> {
-        let rpc = self.rpc_client();
+        let rpc = self.polling_client();
         let me = self.identity.pubkey().to_string();
         loop {
             if crate::interrupt::requested().is_some() {
                 self.kill();
                 return Err(ValidatorError::Interrupted);
             }
-            let nodes = rpc.get_cluster_nodes().map_err(|e| ValidatorError::Rpc {
-                call: "getClusterNodes",
-                url: self.rpc_url(),
-                source: Box::new(e),
-            })?;
-            if let Some(addr) = nodes
-                .iter()
-                .find(|n| n.pubkey == me)
-                .and_then(|n| n.tpu_quic)
-            {
+            // A call that timed out is asked again, until the start's own deadline.
+            let nodes = rpc.get_cluster_nodes();
+            if let Some(addr) = nodes.as_ref().ok().and_then(|nodes| {
+                nodes
+                    .iter()
+                    .find(|n| n.pubkey == me)
+                    .and_then(|n| n.tpu_quic)
+            }) {
                 return Ok(addr);
             }
             if started.elapsed() >= self.startup_timeout {
-                return Err(ValidatorError::NoTpuQuic);
+                return Err(match nodes {
+                    Err(e) => ValidatorError::Rpc {
+                        call: "getClusterNodes",
+                        url: self.rpc_url(),
+                        source: Box::new(e),
+                    },
+                    Ok(_) => ValidatorError::NoTpuQuic,
+                });
             }
             thread::sleep(Duration::from_millis(200));
         }
+    }
+
+    /// The client the start's waits poll with. Its calls time out after [`POLL_TIMEOUT`]: a
+    /// starting validator can accept a connection and not answer for seconds, and the waits
+    /// look for a stop request (Ctrl-C, a hang-up) only between calls — with the 5 s it had, a
+    /// hung-up `demo` could outlive the 3 s it has to be gone.
+    fn polling_client(&self) -> RpcClient {
+        RpcClient::new_with_timeout_and_commitment(
+            self.rpc_url(),
+            POLL_TIMEOUT,
+            CommitmentConfig::confirmed(),
+        )
     }
 
     /// Kills the process and waits for it. Idempotent.
