@@ -11,7 +11,7 @@
 //!   per transaction, journal and engine state included); then SIGTERM.
 //!
 //! `cargo bench --bench load` (TXPACE_LOAD_N overrides the count). Exits non-zero when a goal is
-//! missed.
+//! missed: at most 2 KB per transaction loading, at most 700 bytes for the whole `txpace send`.
 
 use std::{
     io::{BufWriter, Read, Write},
@@ -28,6 +28,9 @@ use txpace::{cli::InputFormat, source, workload};
 
 /// The goal: bytes of memory per loaded transaction, beyond the fixed base.
 const GOAL_BYTES_PER_TX: f64 = 2048.0;
+/// The goal for the whole `txpace send` process once its engine holds every transaction
+/// (issue 25): peak RSS over the count, at a million.
+const GOAL_ENGINE_BYTES_PER_TX: f64 = 700.0;
 /// Transactions signed per parallel batch while generating.
 const BATCH: usize = 50_000;
 /// Distinct signers: signing cost does not depend on how many there are.
@@ -84,15 +87,23 @@ fn main() {
     }
 
     let send = measure_send(&file, dir.path(), n);
+    let engine_per_tx = send.peak_kb * 1024.0 / n as f64;
     println!(
         "txpace send: loading line {:?}; {} progress updates; loaded in {:.1} s; peak RSS {:.0} MB \
-         with the engine holding all ({:.0} bytes per transaction)",
+         with the engine holding all ({engine_per_tx:.0} bytes per transaction, goal ≤ \
+         {GOAL_ENGINE_BYTES_PER_TX:.0})",
         send.last_loading,
         send.updates,
         send.load_secs,
         send.peak_kb / 1024.0,
-        send.peak_kb * 1024.0 / n as f64
     );
+    if engine_per_tx > GOAL_ENGINE_BYTES_PER_TX {
+        println!(
+            "FAIL: txpace send peaked at {engine_per_tx:.0} bytes per transaction > \
+             {GOAL_ENGINE_BYTES_PER_TX}"
+        );
+        ok = false;
+    }
     if let Some(why) = &send.ended_early {
         println!("FAIL: txpace send {why}: the peak above is not the engine's");
         ok = false;
