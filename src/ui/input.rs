@@ -82,14 +82,25 @@ impl InputThread {
     }
 }
 
+/// How long dropping the input thread waits for it to see its stop flag: a few of its waits.
+const JOIN_WITHIN: Duration = Duration::from_millis(4 * WAIT_MS as u64);
+
 impl Drop for InputThread {
+    /// A thread that saw its terminal go has ended already; one that is still running is at
+    /// most [`WAIT_MS`] from seeing the flag — unless crossterm is stuck inside a read of a
+    /// terminal that died a moment ago, spinning, and that one is left behind after
+    /// [`JOIN_WITHIN`], never joined. Not decided by asking whether standard input is dead:
+    /// after a hang-up it has been pointed at `/dev/null` (`interrupt::detach_dead_outputs`),
+    /// which looks alive, and the join then waited for the spinning thread forever — a
+    /// hung-up dashboard that never exited.
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(t) = self.thread.take() {
-            // A thread that saw its terminal go has ended already; one that is still running is
-            // at most WAIT_MS from seeing the flag — unless crossterm is stuck inside a read of
-            // a terminal that died a moment ago, and that one is left behind, not waited for.
-            if t.is_finished() || !crate::interrupt::is_dead(0) {
+            let deadline = std::time::Instant::now() + JOIN_WITHIN;
+            while !t.is_finished() && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if t.is_finished() {
                 let _ = t.join();
             }
         }

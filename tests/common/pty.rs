@@ -178,11 +178,52 @@ impl Terminal {
             }
             assert!(
                 start.elapsed() < timeout,
-                "txpace did not exit within {timeout:?}"
+                "txpace did not exit within {timeout:?}; where it waits:\n{}",
+                where_it_waits(self.pid())
             );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// What a process that should have exited is doing: each thread's name, state and kernel
+/// wait channel, and its child processes' command lines — enough to tell a blocked call from a
+/// child it is waiting for.
+pub fn where_it_waits(pid: u32) -> String {
+    let mut out = Vec::new();
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten();
+    for task in tasks.flatten() {
+        let dir = task.path();
+        let read = |f: &str| {
+            std::fs::read_to_string(dir.join(f))
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        };
+        let state = read("stat")
+            .rsplit_once(") ")
+            .map(|(_, rest)| rest.chars().take(1).collect::<String>())
+            .unwrap_or_default();
+        out.push(format!("thread {} {state} {}", read("comm"), read("wchan")));
+    }
+    let children = std::fs::read_dir("/proc").into_iter().flatten().flatten();
+    for child in children {
+        let stat = std::fs::read_to_string(child.path().join("stat")).unwrap_or_default();
+        let parent = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1).map(str::to_string));
+        if parent.as_deref() == Some(pid.to_string().as_str()) {
+            let cmd = std::fs::read(child.path().join("cmdline")).unwrap_or_default();
+            let state = stat.rsplit_once(") ").map_or("", |(_, r)| &r[..1]);
+            out.push(format!(
+                "child {state} {}",
+                String::from_utf8_lossy(&cmd).replace('\0', " ")
+            ));
+        }
+    }
+    out.join("\n")
 }
 
 impl Drop for Terminal {

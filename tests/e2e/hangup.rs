@@ -98,14 +98,18 @@ fn hang_up_and_wait(screen: &mut Terminal, what: &str) -> u32 {
 /// terminal that showed any message is gone, and the log is where a panic says itself.
 fn assert_interrupted(code: u32, dir: &Path, kind: &str) {
     if code != 130 {
-        let log = log_text(dir, kind);
-        let tail: Vec<&str> = log.lines().rev().take(40).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
         panic!(
             "exit {code}, not 130; the end of its log:\n{}",
-            tail.join("\n")
+            log_tail(dir, kind)
         );
     }
+}
+
+/// The last 40 lines of the run's log (see [`log_text`]), each with its time.
+fn log_tail(dir: &Path, kind: &str) -> String {
+    let log = log_text(dir, kind);
+    let tail: Vec<&str> = log.lines().rev().take(40).collect();
+    tail.into_iter().rev().collect::<Vec<_>>().join("\n")
 }
 
 /// The run's log file under the data directory `dir` (XDG_DATA_HOME), its text.
@@ -337,7 +341,12 @@ fn headless_sighup(v: &LocalValidator, dir: &Path) {
         "headless: gone {:.2} s after SIGHUP",
         hup.elapsed().as_secs_f64()
     );
-    assert!(hup.elapsed() <= GONE_WITHIN, "took {:?}", hup.elapsed());
+    assert!(
+        hup.elapsed() <= GONE_WITHIN,
+        "took {:?}; the end of its log:\n{}",
+        hup.elapsed(),
+        log_tail(d, "send")
+    );
     assert_eq!(stopped.code, 130, "{}", stopped.stderr);
     let r = read_report(&report);
     assert!(
