@@ -29,6 +29,11 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
+# One test at a time in every test binary: the transport's tests put real QUIC through a far,
+# lossy relay in real time (`engine::quic::wan_tests`), and beside the other unit tests on 2
+# cores a stream's credit came over a second late and the test failed. The end-to-end tests
+# take the whole machine each anyway (tests/e2e/machine.rs); the rest cost some 40 s more.
+export RUST_TEST_THREADS="${RUST_TEST_THREADS:-1}"
 scripts/cargo-test-summary.sh --locked "$@" | tee "$log" || status=$?
 scripts/check-test-binaries.sh "$log" || status=1
 exit "$status"

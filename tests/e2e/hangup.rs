@@ -328,11 +328,11 @@ fn headless_sighup(v: &LocalValidator, dir: &Path) {
         "--report",
         utf8(&report),
     ];
-    let running = Running::spawn(
-        send_command(d, &v.rpc_url(), &v.ws_url(), &file, &args),
-        d,
-        "hup",
-    );
+    let mut cmd = send_command(d, &v.rpc_url(), &v.ws_url(), &file, &args);
+    // Not what this test was started with: under `nohup` (a CI runner started so) every child
+    // inherits SIGHUP ignored, and txpace then rightly carries on to the end.
+    sighup_disposition(&mut cmd, libc::SIG_DFL);
+    let running = Running::spawn(cmd, d, "hup");
     running.sleep_until(Duration::from_secs(4));
     let hup = Instant::now();
     kill("-HUP", running.pid());
@@ -385,11 +385,16 @@ fn headless_sighup(v: &LocalValidator, dir: &Path) {
 
 /// Starts `cmd` with SIGHUP ignored, as `nohup` does.
 fn ignore_sighup(cmd: &mut Command) {
+    sighup_disposition(cmd, libc::SIG_IGN);
+}
+
+/// Starts `cmd` with SIGHUP's disposition set to `handler` (`SIG_IGN` or `SIG_DFL`).
+fn sighup_disposition(cmd: &mut Command, handler: libc::sighandler_t) {
     use std::os::unix::process::CommandExt;
     // SAFETY: signal(2) is async-signal-safe, as pre_exec requires.
     unsafe {
-        cmd.pre_exec(|| {
-            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+        cmd.pre_exec(move || {
+            libc::signal(libc::SIGHUP, handler);
             Ok(())
         });
     }
