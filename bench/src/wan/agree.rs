@@ -198,7 +198,7 @@ pub(crate) fn section(runs: &[(String, u32, Vec<NodeLink>)]) -> Section {
         .right("RTT set")
         .right("RTT measured")
         .right("loss: relay")
-        .right("loss: txpace")
+        .right("loss: quinn")
         .left("verdict")
         .left("expected");
     for (scenario, round, links) in runs {
@@ -226,7 +226,7 @@ pub(crate) fn section(runs: &[(String, u32, Vec<NodeLink>)]) -> Section {
         "(RTT set: the relay's round trip for the node; measured: quinn's smoothed RTT over \
          txpace's connections to it, from its report. Loss, relay: datagrams the relay dropped \
          on the way to the node over the run, every sender's, as a share of those it received; \
-         txpace: quinn's lost over sent, its own. Expected: far where the set RTT is at least \
+         quinn: lost over sent on txpace's own connections. Expected: far where the set RTT is at least \
          200 ms, lossy where the set loss is at least 2%, ok otherwise; the verdict is the \
          report's, at the run's end)",
     );
