@@ -52,6 +52,11 @@ impl PathBook {
         }
     }
 
+    /// Whether a connection that left the pool had lost a datagram.
+    pub(super) fn lost_before(&self) -> bool {
+        self.retired[1] > 0
+    }
+
     /// A handshake finished after `took`.
     pub(super) fn handshake_done(&mut self, took: Duration) {
         self.handshake = Some(took);

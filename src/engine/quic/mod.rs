@@ -316,6 +316,10 @@ async fn send_on(
     let _in_flight = InFlight::new(peer.clone());
     let mut pooled = connection(&inner, &peer, addr).await?;
     let mut claim = pooled.claim();
+    // Spread over connections on a lossy link (see `pool`).
+    if pooled.crowded() && peer.pool.lossy() {
+        grow(&inner, &peer, addr);
+    }
     // Waiting for room in the congestion window is our side of the stream: it is not handed
     // off before it has room. Having to wait asks for another connection.
     if !pooled.has_room(wire.len()) {

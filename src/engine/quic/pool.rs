@@ -18,6 +18,10 @@
 //!   many there are, and none of this happens on a clean link. Credit withheld on a clean
 //!   link is the leader's budget (a 4.0 leader counts it per source address, across all our
 //!   connections): more connections would only queue more streams it has not read;
+//! - on a link that loses datagrams, another connection is opened whenever one carries more
+//!   than [`SPREAD_STREAMS`] of our streams: the leader reads each connection's streams one at
+//!   a time, and what a repair holds back on one connection reaches it at once, over its
+//!   budget for the window if there were many;
 //! - never more than [`MAX_CONNECTIONS`], the 4.0 leader's limit for an unstaked key, and
 //!   fewer once the leader closed one of them with code 4 ("too many": another sender on our
 //!   address holds the rest); and never more handshakes than a mainnet leader's per-address
@@ -54,6 +58,16 @@ use crate::engine::{
 pub const MAX_CONNECTIONS: usize = 8;
 /// Close code of a 4.0 leader to a key holding more connections than it allows.
 const CLOSE_TOO_MANY: u32 = 4;
+/// Most of our streams one connection carries at once on a link that loses datagrams: a
+/// 4.0 leader reads a connection's streams one at a time, so a lost datagram holds back every
+/// later stream of its connection until the repair, about one and a half round trips, and then
+/// reads them at once. Those count against the budget of the window they are read in (20
+/// streams per 100 ms for an unstaked address, across all its connections) beside the streams
+/// other connections bring meanwhile (10 at 100 tx/s); past it the leader delays the reading.
+/// A connection holds about a round trip's worth of our streams, and a repair holds back about
+/// one and a half times that: at six, what one repair releases stays under the window's share
+/// the pace leaves free. On a clean link one connection carries any number.
+pub(super) const SPREAD_STREAMS: usize = 6;
 /// What one stream adds to its transaction's bytes on the wire: a QUIC short header, the
 /// STREAM frame's header and the AEAD tag (the congestion window counts UDP payloads).
 const STREAM_OVERHEAD: u64 = 48;
@@ -90,6 +104,11 @@ impl Pooled {
     pub(super) fn losing(&self) -> bool {
         let lost = self.conn.stats().path.lost_packets;
         lost > self.lost_seen.swap(lost, Ordering::SeqCst)
+    }
+
+    /// Whether it carries more than [`SPREAD_STREAMS`] of our streams.
+    pub(super) fn crowded(&self) -> bool {
+        self.streams.load(Ordering::SeqCst) > SPREAD_STREAMS
     }
 
     /// Waits until [`Pooled::has_room`] (or the connection closed: opening on it then fails).
@@ -223,6 +242,15 @@ impl Pool {
                 "a leader closed one of our {before} connections as too many: at most {cap} now"
             );
         }
+    }
+
+    /// Whether the link lost a datagram of ours: quinn counted one lost on a connection of
+    /// the pool, live or since gone.
+    pub(super) fn lossy(&self) -> bool {
+        let mut conns = lock(&self.conns);
+        self.prune(&mut conns);
+        let live = conns.iter().any(|p| p.conn.stats().path.lost_packets > 0);
+        live || lock(&self.book).lost_before()
     }
 
     /// Live connections.

@@ -47,7 +47,7 @@ fn freezable_server() -> (
     (addr, rx, freeze_tx)
 }
 
-fn server_endpoint() -> Endpoint {
+pub(super) fn server_endpoint() -> Endpoint {
     let (cert, key) = new_dummy_x509_certificate(&Keypair::new());
     let mut crypto = tls_server_config_builder()
         .with_single_cert(vec![cert], key)

@@ -1,6 +1,8 @@
 //! The QUIC transport through a far, lossy link (a user-space relay, real time): on one
 //! 320 ms link losing 5% each way, 100 tx/s is carried — every stream accepted, none waiting
-//! anywhere near the 5 s that was read as the leader's timeout, on at most 8 connections.
+//! anywhere near the 5 s that was read as the leader's timeout, on at most 8 connections; and
+//! on an `apac` link, a leader reading as a 4.0 leader does (one stream at a time per
+//! connection, a budget per window) delays none of them once the pool has spread.
 //!
 //! What each part buys, printed by this test (`cargo test --lib wan_tests -- --nocapture`)
 //! with `STREAMS` at 2,000 (20 s), send time p50 / p99 and wall: quinn's default controller on
@@ -74,5 +76,95 @@ async fn a_far_lossy_link_carries_the_pace() {
         q(&whole, 0.5) < Duration::from_secs(2),
         "median {:?}",
         q(&whole, 0.5)
+    );
+}
+
+/// A 4.0 leader's reading of one unstaked key (`solana-streamer` 4.0.0, `nonblocking/quic.rs`
+/// and `stream_throttle.rs`): each connection's streams are accepted and read one at a time,
+/// and every accepted stream counts against one budget shared by all the key's connections,
+/// [`WINDOW_BUDGET`] in a 100 ms window that starts with the first stream after the last
+/// window ended; a stream over it waits for the window's end. Returns the server's address
+/// and when it delayed a stream so.
+fn budget_server() -> (SocketAddr, Arc<Mutex<Vec<tokio::time::Instant>>>) {
+    let endpoint = super::tests::server_endpoint();
+    let addr = endpoint.local_addr().expect("server address");
+    let delayed: Arc<Mutex<Vec<tokio::time::Instant>>> = Arc::default();
+    let window: Arc<Mutex<(tokio::time::Instant, u64)>> =
+        Arc::new(Mutex::new((tokio::time::Instant::now(), 0)));
+    let count = delayed.clone();
+    tokio::spawn(async move {
+        while let Some(incoming) = endpoint.accept().await {
+            let (delayed, window) = (count.clone(), window.clone());
+            tokio::spawn(async move {
+                let Ok(conn) = incoming.await else { return };
+                while let Ok(mut stream) = conn.accept_uni().await {
+                    let wait = {
+                        let mut w = lock(&window);
+                        let now = tokio::time::Instant::now();
+                        if now.duration_since(w.0) > THROTTLE_WINDOW {
+                            *w = (now, 0);
+                        }
+                        let over = w.1 >= WINDOW_BUDGET;
+                        w.1 += 1;
+                        over.then(|| THROTTLE_WINDOW.saturating_sub(now.duration_since(w.0)))
+                    };
+                    if let Some(wait) = wait.filter(|w| !w.is_zero()) {
+                        lock(&delayed).push(tokio::time::Instant::now());
+                        tokio::time::sleep(wait).await;
+                    }
+                    let _ = stream.read_to_end(1232).await;
+                }
+            });
+        }
+    });
+    (addr, delayed)
+}
+
+/// An unstaked key's streams per window (`MAX_UNSTAKED_TPS` 200 over 100 ms windows).
+const WINDOW_BUDGET: u64 = 20;
+const THROTTLE_WINDOW: Duration = Duration::from_millis(100);
+
+/// An `apac` link (230 ms, 2% loss each way) at 100 tx/s, half the budget of a 4.0 leader:
+/// a lost datagram holds every later stream of its connection until it is repaired, and the
+/// leader then reads them at once, more than its window allows. Once the pool has spread over
+/// enough connections, what one repair holds back stays under the budget: no stream is
+/// delayed after the first 3 s (`SETTLE`). Before them, the streams queued behind the first
+/// handshake reach the leader at once, and the loss that shows the link lossy is the first
+/// repair. On one connection (before the pool spread on loss) 13 of 500 streams were
+/// delayed, some in every second; spread, none after the first 1.7 s in three runs.
+#[tokio::test]
+async fn a_lossy_link_spreads_streams_so_a_repair_stays_within_the_budget() {
+    const SETTLE: Duration = Duration::from_secs(3);
+    const STREAMS: u32 = 800;
+    let (server, delayed) = budget_server();
+    let relay = super::relay::start(server, Duration::from_millis(230), 0.02).await;
+    let t = QuicTransport::new(&Keypair::new()).expect("client endpoint");
+    let start = tokio::time::Instant::now();
+    let mut sends = Vec::new();
+    for i in 0..STREAMS {
+        tokio::time::sleep_until(start + Duration::from_secs(1) * i / RATE).await;
+        sends.push(tokio::spawn(t.send(
+            relay,
+            Arc::from(&[7u8; 200][..]),
+            Handoff::default(),
+        )));
+    }
+    for s in sends {
+        s.await.expect("send task").expect("every stream accepted");
+    }
+    let peer = lock(&t.inner.peers).get(&relay).cloned().expect("the peer");
+    let connections = peer.pool.len();
+    let delayed: Vec<Duration> = lock(&delayed)
+        .iter()
+        .map(|d| d.duration_since(start))
+        .collect();
+    eprintln!(
+        "{STREAMS} streams at {RATE}/s over 230 ms / 2%: {connections} connection(s), delayed at {delayed:?}"
+    );
+    assert!(connections > 1, "one connection carried every stream");
+    let late: Vec<_> = delayed.iter().filter(|d| **d > SETTLE).collect();
+    assert!(
+        late.is_empty(),
+        "streams delayed by the budget after {SETTLE:?}: at {late:?}"
     );
 }
