@@ -225,6 +225,10 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Attempts, 100 ms apart, tpu-client-next's leader cache makes to read the cluster at its
+/// start (and failures in a row it tolerates after).
+const INIT_ATTEMPTS: usize = 50;
+
 /// Sends `messages` signed by `payer` through tpu-client-next until each is confirmed, failed
 /// or expired.
 pub async fn send_all(params: &Params, payer: &Keypair, messages: Vec<Message>) -> Result<Outcome> {
@@ -238,6 +242,11 @@ pub async fn send_all(params: &Params, payer: &Keypair, messages: Vec<Message>) 
         params.ws.clone(),
         LeaderTpuCacheServiceConfig {
             lookahead_leaders: (LEADER_FORWARD_COUNT + 1) as u8,
+            // Its default, 10 attempts 100 ms apart, gave up now and then on a local cluster
+            // whose RPC was slow to answer at the start ("Failed to initialize
+            // LeaderTpuCacheService"), leaving a round without the strongest contender; 5 s
+            // of attempts, charged to its wall time like any start-up.
+            max_consecutive_failures: INIT_ATTEMPTS,
             ..LeaderTpuCacheServiceConfig::default()
         },
         cancel.clone(),
