@@ -299,8 +299,7 @@ fn classify(err: &ConnectionError) -> SendError {
         }
         ConnectionError::Reset => SendError::Connection("reset by server".into()),
         ConnectionError::TimedOut => SendError::Connection("timed out".into()),
-        // Only an abandoned connection has streams left when we close it (eviction waits
-        // for none).
+        // Only an abandoned connection has streams left as we close it: eviction waits for none.
         ConnectionError::LocallyClosed => SendError::Connection(ABANDONED.into()),
         other => SendError::Connection(other.to_string()),
     }
@@ -316,14 +315,14 @@ async fn send_on(
     let _in_flight = InFlight::new(peer.clone());
     let mut pooled = connection(&inner, &peer, addr).await?;
     let mut claim = pooled.claim();
-    // Spread over connections on a lossy link (see `pool`).
-    if pooled.crowded() && peer.pool.lossy() {
+    // Waiting for room in the congestion window is our side of the stream: it is not handed
+    // off before it has room. Having to wait, or a crowded connection on a lossy link, asks
+    // for another connection (see `pool`).
+    let roomy = pooled.has_room(wire.len());
+    if !roomy || (pooled.crowded() && peer.pool.lossy()) {
         grow(&inner, &peer, addr);
     }
-    // Waiting for room in the congestion window is our side of the stream: it is not handed
-    // off before it has room. Having to wait asks for another connection.
-    if !pooled.has_room(wire.len()) {
-        grow(&inner, &peer, addr);
+    if !roomy {
         pooled.wait_room(wire.len()).await;
     }
     // Waiting for credit is the leader's say, but only past what the link itself explains;
