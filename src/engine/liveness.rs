@@ -12,10 +12,17 @@
 //! - **silent**: streams handed to the wire have waited [`LinkTiming::silence`] without any
 //!   answer from it.
 //!
-//! An unproven or silent address gets a stream only when none of its streams is in flight: the
-//! first stream to a new connection, and each probe after a backoff, goes alone, and the pace
-//! goes to the other targets meanwhile. A healthy leader answers within a round trip, so this
-//! costs it one round trip per connection.
+//! A silent address, or one no stream has reached yet, gets a stream only when none of its
+//! streams is in flight: the first stream to a new address goes alone until its connection is
+//! up — a leader whose TPU is dark never completes a handshake, so it is never given the pace
+//! — and the pace goes to the other targets meanwhile. Once a stream of it reaches the wire,
+//! the leader has answered our handshake, and more streams may go while it is not silent;
+//! they count on it to deliver only once it answered one (see `LeaderBook::targets`). Holding
+//! it to one stream until that answer cost a far leader two round trips of the pace: on the
+//! mainnet profile, the sends made meanwhile at the start of a run went only to a leader whose
+//! turn was seconds away, and landed 4.2 s later. An address whose stream failed to connect
+//! or timed out is held to one stream until it answers again, however its streams reach the
+//! wire (and each probe after a backoff goes alone: see `LeaderBook::may_send`).
 //!
 //! Silence is judged on the measured link, not a loopback figure: each address's answer times
 //! feed an [`RttEstimator`], and the wait counts from each stream's hand-off to the wire, so a
@@ -36,6 +43,10 @@ use super::{
 struct Link {
     in_flight: u32,
     proven: bool,
+    /// A stream of it failed to connect or timed out since it last answered: reaching the
+    /// wire (on a connection that may be the one that failed) proves nothing then; only an
+    /// answer does.
+    failed: bool,
     /// The hand-offs of the streams sent since the last answer: the silence counts from the
     /// earliest that reached the wire. Those that have are folded into `handed_since` now and
     /// then (see [`Link::compact`]), so a check reads a short list however fast we send.
@@ -65,7 +76,8 @@ impl Liveness {
         let Some(link) = self.links.get(&addr) else {
             return true;
         };
-        link.in_flight == 0 || (link.proven && !self.silent(link, now))
+        let reached = link.proven || (!link.failed && waiting_since(link).is_some());
+        link.in_flight == 0 || (reached && !self.silent(link, now))
     }
 
     /// Streams to `addr` waiting for an answer.
@@ -166,11 +178,13 @@ impl Liveness {
         match outcome {
             StreamOutcome::Accepted | StreamOutcome::Throttled => {
                 link.proven = true;
+                link.failed = false;
                 link.clear_wait();
                 link.reported = false;
             }
             StreamOutcome::Connection | StreamOutcome::Timeout => {
                 link.proven = false;
+                link.failed = true;
             }
             // A failure on our side of the stream says nothing about the server.
             StreamOutcome::Other => {}
@@ -267,13 +281,19 @@ mod tests {
     }
 
     #[test]
-    fn a_new_address_gets_one_stream_until_it_answers() {
+    fn a_new_address_gets_one_stream_until_its_connection_is_up() {
         let mut l = near();
         let t = Instant::now();
         assert!(l.may_send(addr(), t));
-        l.on_sent(addr(), h(t));
-        assert!(!l.may_send(addr(), t), "a second stream before any answer");
-        assert!(!l.answers(addr(), t), "not yet known to answer");
+        let first = Handoff::default();
+        l.on_sent(addr(), first.clone());
+        assert!(
+            !l.may_send(addr(), t),
+            "a second stream before the handshake"
+        );
+        first.mark();
+        assert!(l.may_send(addr(), t), "its handshake was answered");
+        assert!(!l.answers(addr(), t), "not yet known to answer a stream");
         l.on_result(addr(), StreamOutcome::Accepted);
         assert!(l.may_send(addr(), t));
         assert!(l.answers(addr(), t));

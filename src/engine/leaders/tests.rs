@@ -163,11 +163,17 @@ async fn a_leader_not_known_to_answer_rides_along_without_taking_a_place() {
     // b is new: its first stream goes, and the send still reaches two leaders that answer.
     let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
     assert_eq!(t, vec![a, b, c]);
-    // With that stream unanswered, b is skipped and c takes its place.
+    // While that stream waits for b's handshake, b is skipped and c takes its place.
     let addr_b = SocketAddr::from(([127, 0, 0, 1], 9001));
-    book.on_sent(b, addr_b, Handoff::marked(now));
+    let first = Handoff::default();
+    book.on_sent(b, addr_b, first.clone());
     let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
     assert_eq!(t, vec![a, c]);
+    // Once it reached the wire (b answered the handshake) b rides along again, its place
+    // still taken by c until it answers a stream.
+    first.mark();
+    let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
+    assert_eq!(t, vec![a, b, c]);
     // Once b answers it fills its place again.
     book.on_result(b, addr_b, &Ok(()), Duration::ZERO, now);
     let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
