@@ -6,9 +6,9 @@
 # unit and simulator tests, UI snapshot tests, and the end-to-end tests on a real local
 # validator and on a 3-node cluster (the `localnet` package is formatted here and exercised
 # through that cluster test; its relay crate, which has no Agave inside, is linted and tested
-# here on its own, before the summary). Prints
-# `tests: N passed, N failed` over every test binary of txpace's workspace, then checks the
-# run's test executables (at most 6 integration-test binaries, at most 1 GB on disk together;
+# here on its own, before the summary). Prints `tests: N passed, N failed` over every test
+# binary of txpace's workspace (the bench package's included), then checks the run's test
+# executables (at most 6 integration-test binaries, at most 1 GB on disk together;
 # scripts/check-test-binaries.sh), and exits non-zero when anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +34,8 @@ status=0
 # cores a stream's credit came over a second late and the test failed. The end-to-end tests
 # take the whole machine each anyway (tests/e2e/machine.rs); the rest cost some 40 s more.
 export RUST_TEST_THREADS="${RUST_TEST_THREADS:-1}"
-scripts/cargo-test-summary.sh --locked "$@" | tee "$log" || status=$?
+# --workspace: the bench package's own tests (its parsers, its goals' arithmetic) too; it is
+# not a default member, so a plain `cargo test` skipped them.
+scripts/cargo-test-summary.sh --locked --workspace "$@" | tee "$log" || status=$?
 scripts/check-test-binaries.sh "$log" || status=1
 exit "$status"

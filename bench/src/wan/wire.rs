@@ -202,9 +202,9 @@ impl CounterDelta {
         }
     }
 
-    /// New connections per node per minute of `wall_s` (the nodes lead in turn, so per leader).
-    pub fn connections_per_leader_minute(&self, nodes: usize, wall_s: f64) -> f64 {
-        self.new_connections as f64 / nodes.max(1) as f64 / (wall_s.max(0.001) / 60.0)
+    /// New connections per node over the run (the nodes lead in turn, so per leader).
+    pub fn connections_per_leader(&self, nodes: usize) -> f64 {
+        self.new_connections as f64 / nodes.max(1) as f64
     }
 }
 
@@ -319,7 +319,7 @@ mod tests {
         let counters = |delayed: i64, new: i64| serde_json::json!({"reports": 3, "totals": {"throttled_unstaked_streams": delayed, "new_connections": new}});
         let c = CounterDelta::between(&counters(5, 10), &counters(9, 40), true);
         assert_eq!((c.delayed, c.evicted, c.new_connections), (4, 0, 30));
-        // 30 new connections on 3 nodes in 30 s: 20 per leader per minute.
-        assert_eq!(c.connections_per_leader_minute(3, 30.0), 20.0);
+        // 30 new connections on 3 nodes: 10 per leader.
+        assert_eq!(c.connections_per_leader(3), 10.0);
     }
 }
