@@ -80,6 +80,14 @@ impl Liveness {
         link.in_flight == 0 || (reached && !self.silent(link, now))
     }
 
+    /// Whether a new address's first stream waits for its handshake (see [`Liveness::may_send`]):
+    /// more may go to it the moment that stream reaches the wire, which nothing announces.
+    pub fn connecting(&self) -> bool {
+        self.links
+            .values()
+            .any(|l| l.in_flight > 0 && !l.proven && !l.failed && waiting_since(l).is_none())
+    }
+
     /// Streams to `addr` waiting for an answer.
     pub fn in_flight(&self, addr: SocketAddr) -> u32 {
         self.links.get(&addr).map_or(0, |l| l.in_flight)

@@ -52,8 +52,9 @@ impl Dispatcher {
             if due <= now {
                 self.held.get_or_insert((now, false));
             }
-            // Nowhere to send: wake when a backoff ends (or on the next update).
-            let until = leaders.next_backoff_end(now)?;
+            // Nowhere to send: wake when a backoff ends or a handshake may have finished (or
+            // on the next update).
+            let until = leaders.next_look(now)?;
             return Some(until.max(due));
         }
         Some(self.last_sent_at.map_or(due, |t| due.max(t + SEND_TICK)))

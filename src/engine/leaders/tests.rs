@@ -2,7 +2,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::*;
+use super::{backoff::HANDSHAKE_POLL, *};
 use crate::engine::net::{Handoff, LinkState, SendError, StreamOutcome};
 
 #[test]
@@ -328,4 +328,31 @@ async fn leaders_are_connected_ahead_by_their_measured_link() {
     // near link's lead; leader 3's turn is 3.2 s away.
     book.set_slot(104);
     assert_eq!(book.prepare_list(), vec![addr(1), addr(2), addr(3)]);
+}
+
+/// At a run's start every leader's first stream waits for its handshake and nothing else may
+/// go: the pace holds, and looks again every couple of milliseconds rather than waiting for
+/// an answer, since the leader takes the pace as soon as that stream reaches the wire.
+#[tokio::test(start_paused = true)]
+async fn a_held_pace_looks_again_while_a_handshake_is_under_way() {
+    let (a, b) = (Pubkey::new_unique(), Pubkey::new_unique());
+    let mut book = book_with(&[a, b]);
+    let now = Instant::now();
+    assert_eq!(book.next_look(now), None, "nothing under way");
+    let first = [Handoff::default(), Handoff::default()];
+    for (l, h) in [a, b].iter().zip(&first) {
+        let addr = book.addrs[l];
+        book.on_sent(*l, addr, h.clone());
+    }
+    assert!(
+        book.nowhere_to_send(now),
+        "each first stream waits for its handshake"
+    );
+    assert_eq!(book.next_look(now), Some(now + HANDSHAKE_POLL));
+    first[0].mark();
+    assert_eq!(
+        book.targets(now).iter().map(|t| t.0).collect::<Vec<_>>(),
+        vec![a],
+        "a's handshake is done"
+    );
 }
