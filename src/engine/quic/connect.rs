@@ -2,7 +2,7 @@
 //! as its link needs (see `pool`); never more handshakes than the leader's limit (see
 //! `engine::handshakes`); and forgetting the ones that failed.
 
-use std::{net::SocketAddr, sync::Arc};
+use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use quinn::Connection;
 
@@ -94,10 +94,26 @@ pub(super) fn grow(inner: &Arc<Inner>, peer: &Arc<Peer>, addr: SocketAddr) {
         if !peer.pool.may_grow(tokio::time::Instant::now()) {
             return;
         }
-        if let Err(e) = connect(&inner, &peer, addr).await {
-            log::debug!("one more connection to {addr} failed: {e}");
+        match connect(&inner, &peer, addr).await {
+            Ok(pooled) => announce_admission(&peer, &pooled).await,
+            Err(e) => log::debug!("one more connection to {addr} failed: {e}"),
         }
     });
+}
+
+/// How often a new connection is looked at until the leader has admitted it.
+const ADMISSION_POLL: Duration = Duration::from_millis(5);
+
+/// Waits until the leader has admitted `pooled` (see [`Pooled::admitted`]: at most two round
+/// trips) and wakes the streams waiting for credit, which may move to it.
+async fn announce_admission(peer: &Peer, pooled: &Pooled) {
+    while !pooled.admitted() {
+        if pooled.conn.close_reason().is_some() {
+            return;
+        }
+        tokio::time::sleep(ADMISSION_POLL).await;
+    }
+    peer.pool.announce();
 }
 
 /// A connection-level failure ends this connection: later sends take another, or reconnect.

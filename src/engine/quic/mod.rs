@@ -1,7 +1,8 @@
 //! [`Transport`] over QUIC, following the TPU's conventions: ALPN `solana-tpu`, a self-signed
 //! certificate whose key is our ed25519 identity, no CA verification of the server, one
 //! transaction per unidirectional stream, reused connections per leader address — one, or as
-//! many as a lossy link needs and the leader allows (see `pool`).
+//! many as a lossy link needs and the leader allows (see `pool`); each stream's way through
+//! them is `stream`.
 //!
 //! Every stream is followed until the server acknowledged its data or stopped it, so each send
 //! has a real outcome: accepted, throttled (opens stall, stream stopped, connection closed by
@@ -32,8 +33,8 @@ use std::{
 
 use futures::{FutureExt, future::BoxFuture};
 use quinn::{
-    ClientConfig, ConnectionError, Endpoint, IdleTimeout, TransportConfig, WriteError,
-    congestion::BbrConfig, crypto::rustls::QuicClientConfig,
+    ClientConfig, ConnectionError, Endpoint, IdleTimeout, TransportConfig, congestion::BbrConfig,
+    crypto::rustls::QuicClientConfig,
 };
 use solana_keypair::Keypair;
 use solana_tls_utils::{QuicClientCertificate, tls_client_config_builder};
@@ -42,13 +43,15 @@ use super::{
     link::LinkTiming,
     net::{ABANDONED, Handoff, LinkState, PathFigures, SendError, Transport},
 };
-use connect::{connection, drop_connection, grow};
+use connect::connection;
 use figures::Gone;
 use pool::Pool;
+use stream::send_on;
 
 mod connect;
 mod figures;
 mod pool;
+mod stream;
 
 /// ALPN of the Solana TPU's QUIC server.
 pub const ALPN_TPU: &[u8] = b"solana-tpu";
@@ -126,25 +129,6 @@ struct Peer {
 impl Peer {
     fn touch(&self, now: Instant) {
         *lock(&self.touched) = now;
-    }
-}
-
-/// Counts a send as under way until dropped (whatever way the send ends), and marks the peer
-/// used at both ends so a long send does not look idle.
-struct InFlight(Arc<Peer>);
-
-impl InFlight {
-    fn new(peer: Arc<Peer>) -> Self {
-        peer.in_flight.fetch_add(1, Ordering::SeqCst);
-        peer.touch(Instant::now());
-        Self(peer)
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.touch(Instant::now());
-        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -302,132 +286,6 @@ fn classify(err: &ConnectionError) -> SendError {
         // Only an abandoned connection has streams left as we close it: eviction waits for none.
         ConnectionError::LocallyClosed => SendError::Connection(ABANDONED.into()),
         other => SendError::Connection(other.to_string()),
-    }
-}
-
-async fn send_on(
-    inner: Arc<Inner>,
-    peer: Arc<Peer>,
-    addr: SocketAddr,
-    wire: Arc<[u8]>,
-    handoff: Handoff,
-) -> Result<(), SendError> {
-    let _in_flight = InFlight::new(peer.clone());
-    let mut pooled = connection(&inner, &peer, addr).await?;
-    let mut claim = pooled.claim();
-    // Waiting for room in the congestion window is our side of the stream: it is not handed
-    // off before it has room. Having to wait, or a crowded connection on a lossy link, asks
-    // for another connection (see `pool`).
-    let roomy = pooled.has_room(wire.len());
-    if !roomy || (pooled.crowded() && peer.pool.lossy()) {
-        grow(&inner, &peer, addr);
-    }
-    if !roomy {
-        pooled.wait_room(wire.len()).await;
-    }
-    // Waiting for credit is the leader's say, but only past what the link itself explains;
-    // when the connection is losing datagrams, another connection is asked for meanwhile,
-    // and the stream moves to it when it comes (see `pool`).
-    let stall = inner.timing(&peer).unwrap_or_default().open_stall();
-    let asked = tokio::time::Instant::now();
-    let until = asked + stall;
-    // Set once `open_uni` had to wait: the stream's wait for credit (see `Handoff`).
-    let mut waited = None;
-    let opened = loop {
-        let grew = peer.pool.grew();
-        tokio::pin!(grew);
-        grew.as_mut().enable();
-        let conn = pooled.conn.clone();
-        let open = conn.open_uni();
-        tokio::pin!(open);
-        if let Some(opened) = (&mut open).now_or_never() {
-            break opened;
-        }
-        waited.get_or_insert(asked);
-        if pooled.losing() {
-            grow(&inner, &peer, addr);
-        }
-        tokio::select! {
-            opened = &mut open => break opened,
-            () = grew => {
-                if let Some(other) = peer.pool.pick()
-                    && !Arc::ptr_eq(&other, &pooled)
-                {
-                    claim = other.claim();
-                    pooled = other;
-                }
-            }
-            () = tokio::time::sleep_until(until) => {
-                handoff.credit_waited(stall);
-                return Err(SendError::open_stalled(stall));
-            }
-        }
-    };
-    let conn = pooled.conn.clone();
-    let mut stream = match opened {
-        Err(e) => {
-            let err = classify(&e);
-            drop_connection(&peer, &conn, &err);
-            return Err(err);
-        }
-        Ok(s) => s,
-    };
-    let carried = pooled.carry(wire.len());
-    let _claim = claim;
-    // How long the open waited for credit: the engine's sign of a leader behind on our streams.
-    if let Some(waited) = waited {
-        handoff.credit_waited(waited.elapsed());
-    }
-    handoff.mark();
-    let handed = tokio::time::Instant::now();
-    if let Err(e) = stream.write_all(&wire).await {
-        let err = match e {
-            WriteError::Stopped(code) => SendError::stopped_by_server(code.into_inner()),
-            WriteError::ConnectionLost(c) => {
-                let err = classify(&c);
-                drop_connection(&peer, &conn, &err);
-                err
-            }
-            other => SendError::Stream(other.to_string()),
-        };
-        return Err(err);
-    }
-    // Finishing twice or after a reset is harmless; the outcome comes from `stopped`.
-    let _ = stream.finish();
-    // Our bytes count against the congestion window while the network carries them: about a
-    // round trip of the path as quinn measures it from its acknowledgments (twice that, for
-    // the acknowledgment's delay and jitter) — not until the leader's answer, which also waits
-    // for the leader to read the connection's streams one at a time, where a lost datagram
-    // holds every stream behind it for a PTO. Held to the answer, they made a far, lossy link
-    // look full while the network carried little, and the pace fell behind.
-    let on_network = handed + 2 * conn.rtt();
-    let stopped = stream.stopped();
-    tokio::pin!(stopped);
-    let mut carried = Some(carried);
-    let answer = loop {
-        tokio::select! {
-            answer = &mut stopped => break answer,
-            () = tokio::time::sleep_until(on_network), if carried.is_some() => carried = None,
-        }
-    };
-    drop(carried);
-    match answer {
-        Ok(None) => {
-            pooled.answered();
-            let now = tokio::time::Instant::now();
-            let timing = peer
-                .pool
-                .sample(now.saturating_duration_since(handed), &conn, now);
-            inner.measured(timing);
-            Ok(())
-        }
-        Ok(Some(code)) => Err(SendError::stopped_by_server(code.into_inner())),
-        Err(quinn::StoppedError::ConnectionLost(c)) => {
-            let err = classify(&c);
-            drop_connection(&peer, &conn, &err);
-            Err(err)
-        }
-        Err(other) => Err(SendError::Stream(other.to_string())),
     }
 }
 

@@ -86,6 +86,10 @@ pub(super) struct Pooled {
     answered: AtomicBool,
     /// Datagrams quinn had counted lost on it when [`Pooled::losing`] last looked.
     lost_seen: AtomicU64,
+    /// When it joined the pool, and whether the leader has granted it stream credit yet (see
+    /// [`Pooled::admitted`]).
+    joined: Instant,
+    admitted: AtomicBool,
     /// Woken whenever one of its streams ends: room may have come.
     room: Notify,
 }
@@ -96,6 +100,30 @@ impl Pooled {
     pub(super) fn has_room(&self, len: usize) -> bool {
         let in_flight = self.bytes.load(Ordering::SeqCst);
         in_flight == 0 || in_flight + cost(len) <= self.conn.stats().path.cwnd
+    }
+
+    /// Whether the leader has granted it stream credit. A 4.0 leader grants none in the
+    /// handshake: it admits the connection once its side of the handshake is done and only
+    /// then raises the limit (a MAX_STREAMS frame, about a round trip after ours is done);
+    /// other servers grant credit in the handshake itself. Known from that frame, from a stream
+    /// opened on it, or — a server that granted credit up front sends no frame — once two of
+    /// its round trips have passed. A stream waiting for that first grant waits for the
+    /// leader's admission, not for its budget: it is not a credit wait.
+    pub(super) fn admitted(&self) -> bool {
+        if self.admitted.load(Ordering::SeqCst) {
+            return true;
+        }
+        let granted = self.conn.stats().frame_rx.max_streams_uni > 0
+            || self.joined.elapsed() > 2 * self.conn.rtt();
+        if granted {
+            self.admitted.store(true, Ordering::SeqCst);
+        }
+        granted
+    }
+
+    /// A stream was opened on it: it had credit.
+    pub(super) fn opened(&self) {
+        self.admitted.store(true, Ordering::SeqCst);
     }
 
     /// Whether quinn counted datagrams of it lost since the last look (`stats().path`): a
@@ -184,7 +212,7 @@ pub(super) struct Pool {
     /// soon after was ignored by a leader that is there.
     last_answer: Mutex<Option<Instant>>,
     rtt: Mutex<RttEstimator>,
-    /// Woken when a connection joins: streams waiting for credit look again.
+    /// Woken when a connection joins or is admitted: streams waiting for credit look again.
     grew: Notify,
     /// What the connections measured, for the operator (see `figures`).
     pub(super) book: Mutex<PathBook>,
@@ -205,15 +233,25 @@ impl Default for Pool {
 }
 
 impl Pool {
-    /// The live connection with the fewest of our streams. Closed ones are dropped first; one
-    /// the leader closed with code 4 lowers the cap to those left.
+    /// The live connection with the fewest of our streams among those the leader has admitted
+    /// (a new one takes streams once it has credit to carry them: see [`Pooled::admitted`]),
+    /// else among all. Closed ones are dropped first; one the leader closed with code 4 lowers
+    /// the cap to those left.
     pub(super) fn pick(&self) -> Option<Arc<Pooled>> {
         let mut conns = lock(&self.conns);
         self.prune(&mut conns);
+        let load = |p: &&Arc<Pooled>| p.streams.load(Ordering::SeqCst);
         conns
             .iter()
-            .min_by_key(|p| p.streams.load(Ordering::SeqCst))
+            .filter(|p| p.admitted())
+            .min_by_key(load)
+            .or_else(|| conns.iter().min_by_key(load))
             .cloned()
+    }
+
+    /// Wakes the streams waiting for credit: a connection was admitted, and may take them.
+    pub(super) fn announce(&self) {
+        self.grew.notify_waiters();
     }
 
     /// Resolves when a connection next joins the pool (see [`Pool::add`]).
@@ -279,6 +317,8 @@ impl Pool {
             bytes: AtomicU64::new(0),
             answered: AtomicBool::new(false),
             lost_seen: AtomicU64::new(0),
+            joined: Instant::now(),
+            admitted: AtomicBool::new(false),
             room: Notify::new(),
         });
         lock(&self.conns).push(pooled.clone());

@@ -365,3 +365,59 @@ async fn a_close_with_code_4_caps_the_pool_at_what_the_leader_allows() {
         "kept opening connections"
     );
 }
+
+/// A TPU server that, as a 4.0 leader, grants no stream credit in the handshake and raises it
+/// to 128 once it has admitted the connection, `admit_after` later.
+fn admitting_server(admit_after: Duration) -> SocketAddr {
+    let (cert, key) = new_dummy_x509_certificate(&Keypair::new());
+    let mut crypto = tls_server_config_builder()
+        .with_single_cert(vec![cert], key)
+        .expect("server certificate");
+    crypto.alpn_protocols = vec![ALPN_TPU.to_vec()];
+    let quic = QuicServerConfig::try_from(crypto).expect("QUIC server config");
+    let mut config = ServerConfig::with_crypto(Arc::new(quic));
+    let mut transport = TransportConfig::default();
+    transport.max_concurrent_uni_streams(VarInt::from_u32(0));
+    config.transport_config(Arc::new(transport));
+    let endpoint = Endpoint::server(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+        .expect("bind the loopback server");
+    let addr = endpoint.local_addr().expect("server address");
+    tokio::spawn(async move {
+        while let Some(incoming) = endpoint.accept().await {
+            tokio::spawn(async move {
+                let Ok(conn) = incoming.await else { return };
+                tokio::time::sleep(admit_after).await;
+                conn.set_max_concurrent_uni_streams(VarInt::from_u32(128));
+                while let Ok(mut stream) = conn.accept_uni().await {
+                    let _ = stream.read_to_end(1232).await;
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// The first stream on a connection waits for the leader's admission of it (a 4.0 leader
+/// grants credit only then): that is not a wait for credit, which the engine reads as the
+/// leader's budget — on a far link every new connection would otherwise call its leader
+/// `budget`. A stream sent once the connection is admitted opens at once.
+#[tokio::test]
+async fn a_leaders_admission_is_not_a_credit_wait() {
+    let addr = admitting_server(Duration::from_millis(150));
+    let t = transport(Duration::from_secs(60));
+    let first = Handoff::default();
+    t.send(addr, Arc::from(&b"tx"[..]), first.clone())
+        .await
+        .expect("the first stream");
+    assert!(first.at().is_some(), "handed to the wire");
+    assert_eq!(
+        first.credit_wait(),
+        None,
+        "its admission read as a credit wait"
+    );
+    let second = Handoff::default();
+    t.send(addr, Arc::from(&b"tx"[..]), second.clone())
+        .await
+        .expect("the second stream");
+    assert_eq!(second.credit_wait(), None);
+}
