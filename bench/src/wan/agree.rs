@@ -13,7 +13,9 @@
 //! The verdict is the one the report holds at the run's end. A node the scenario darkened in
 //! the middle of the run has had its light back for a third of it by then, so it is expected
 //! to be named by its link alone; the dark verdict itself is the cluster benchmark's and the
-//! simulator's to show.
+//! simulator's to show. A node txpace sent nothing (no turn of its fell in the run, which on a
+//! stake-drawn schedule happens to one of three nodes over 10 s now and then) has no verdict
+//! and is not judged.
 
 use std::{collections::BTreeSet, time::Duration};
 
@@ -86,6 +88,12 @@ impl NodeLink {
         self.verdict
             .as_deref()
             .is_some_and(|v| self.expected().contains(v))
+    }
+
+    /// txpace sent the node nothing (no turn of its fell in the run, or its TPU was dark):
+    /// there is no verdict to judge, which is not a wrong one.
+    fn unreached(&self) -> bool {
+        self.verdict.is_none() && self.sent_packets == 0
     }
 }
 
@@ -279,9 +287,14 @@ pub(crate) fn goal_lines(runs: &[(String, u32, Vec<NodeLink>)]) -> Vec<String> {
                 judged.join(", ")
             )
         });
+        let unreached: Vec<String> = links
+            .iter()
+            .filter(|l| l.unreached())
+            .map(|l| format!("node {}", l.node))
+            .collect();
         let wrong: Vec<String> = links
             .iter()
-            .filter(|l| !l.verdict_agrees())
+            .filter(|l| !l.unreached() && !l.verdict_agrees())
             .map(|l| {
                 format!(
                     "node {} named {}",
@@ -290,13 +303,21 @@ pub(crate) fn goal_lines(runs: &[(String, u32, Vec<NodeLink>)]) -> Vec<String> {
                 )
             })
             .collect();
+        let met = links.len() > unreached.len() && wrong.is_empty();
+        let mut said = wrong;
+        if !unreached.is_empty() {
+            said.push(format!(
+                "not judged at {}: sent nothing",
+                unreached.join(", ")
+            ));
+        }
         lines.push(format!(
             "{head} verdicts name the far and lossy nodes and no other: {}{}",
-            measure::verdict(!links.is_empty() && wrong.is_empty()),
-            if wrong.is_empty() {
+            measure::verdict(met),
+            if said.is_empty() {
                 String::new()
             } else {
-                format!(" ({})", wrong.join(", "))
+                format!(" ({})", said.join("; "))
             }
         ));
     }
@@ -368,5 +389,30 @@ mod tests {
         let lines = goal_lines(&runs);
         assert!(lines[0].contains(measure::verdict(false)) && lines[0].contains("node 2"));
         assert!(lines[2].contains(measure::verdict(false)) && lines[2].contains("node 2 named ok"));
+    }
+
+    /// A node txpace sent nothing (no turn of its in the run) has no verdict to judge: the
+    /// line says so and judges the others.
+    #[test]
+    fn a_node_sent_nothing_is_not_judged() {
+        let mut idle = link("rtt:20ms,loss:0.1%", 0.0, 0, 0, "ok");
+        (idle.node, idle.verdict, idle.srtt_ms) = (0, None, None);
+        let far = link("rtt:230ms,loss:2%", 240.0, 5_000, 100, "far");
+        let lines = goal_lines(&[("mainnet".to_string(), 1, vec![idle.clone(), far.clone()])]);
+        assert_eq!(
+            lines[2],
+            "mainnet, round 1: txpace verdicts name the far and lossy nodes and no other: met \
+             (not judged at node 0: sent nothing)"
+        );
+        let mut wrong = far;
+        wrong.verdict = Some("ok".into());
+        let lines = goal_lines(&[("mainnet".to_string(), 1, vec![idle.clone(), wrong])]);
+        assert!(
+            lines[2].contains("NOT met (node 2 named ok; not judged at node 0"),
+            "{}",
+            lines[2]
+        );
+        let lines = goal_lines(&[("mainnet".to_string(), 1, vec![idle])]);
+        assert!(lines[2].contains("NOT met"), "nothing judged: {}", lines[2]);
     }
 }

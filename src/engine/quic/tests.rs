@@ -48,17 +48,26 @@ fn freezable_server() -> (
 }
 
 pub(super) fn server_endpoint() -> Endpoint {
+    server_endpoint_granting(None)
+}
+
+/// A TPU server's endpoint on loopback; `uni_streams`: the concurrent streams it grants a
+/// connection in the handshake, when not quinn's default.
+fn server_endpoint_granting(uni_streams: Option<u32>) -> Endpoint {
     let (cert, key) = new_dummy_x509_certificate(&Keypair::new());
     let mut crypto = tls_server_config_builder()
         .with_single_cert(vec![cert], key)
         .expect("server certificate");
     crypto.alpn_protocols = vec![ALPN_TPU.to_vec()];
     let quic = QuicServerConfig::try_from(crypto).expect("QUIC server config");
-    Endpoint::server(
-        ServerConfig::with_crypto(Arc::new(quic)),
-        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
-    )
-    .expect("bind the loopback server")
+    let mut config = ServerConfig::with_crypto(Arc::new(quic));
+    if let Some(n) = uni_streams {
+        let mut transport = TransportConfig::default();
+        transport.max_concurrent_uni_streams(VarInt::from_u32(n));
+        config.transport_config(Arc::new(transport));
+    }
+    Endpoint::server(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+        .expect("bind the loopback server")
 }
 
 async fn serve(endpoint: Endpoint, tx: mpsc::UnboundedSender<Event>) {
@@ -252,18 +261,7 @@ pub(super) fn stingy_server(
     read_after: Duration,
     too_many: bool,
 ) -> (SocketAddr, Arc<AtomicUsize>) {
-    let (cert, key) = new_dummy_x509_certificate(&Keypair::new());
-    let mut crypto = tls_server_config_builder()
-        .with_single_cert(vec![cert], key)
-        .expect("server certificate");
-    crypto.alpn_protocols = vec![ALPN_TPU.to_vec()];
-    let quic = QuicServerConfig::try_from(crypto).expect("QUIC server config");
-    let mut config = ServerConfig::with_crypto(Arc::new(quic));
-    let mut transport = TransportConfig::default();
-    transport.max_concurrent_uni_streams(VarInt::from_u32(2));
-    config.transport_config(Arc::new(transport));
-    let endpoint = Endpoint::server(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
-        .expect("bind the loopback server");
+    let endpoint = server_endpoint_granting(Some(2));
     let addr = endpoint.local_addr().expect("server address");
     let accepted = Arc::new(AtomicUsize::new(0));
     let count = accepted.clone();
@@ -369,18 +367,7 @@ async fn a_close_with_code_4_caps_the_pool_at_what_the_leader_allows() {
 /// A TPU server that, as a 4.0 leader, grants no stream credit in the handshake and raises it
 /// to 128 once it has admitted the connection, `admit_after` later.
 fn admitting_server(admit_after: Duration) -> SocketAddr {
-    let (cert, key) = new_dummy_x509_certificate(&Keypair::new());
-    let mut crypto = tls_server_config_builder()
-        .with_single_cert(vec![cert], key)
-        .expect("server certificate");
-    crypto.alpn_protocols = vec![ALPN_TPU.to_vec()];
-    let quic = QuicServerConfig::try_from(crypto).expect("QUIC server config");
-    let mut config = ServerConfig::with_crypto(Arc::new(quic));
-    let mut transport = TransportConfig::default();
-    transport.max_concurrent_uni_streams(VarInt::from_u32(0));
-    config.transport_config(Arc::new(transport));
-    let endpoint = Endpoint::server(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
-        .expect("bind the loopback server");
+    let endpoint = server_endpoint_granting(Some(0));
     let addr = endpoint.local_addr().expect("server address");
     tokio::spawn(async move {
         while let Some(incoming) = endpoint.accept().await {
