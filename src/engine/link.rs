@@ -188,8 +188,8 @@ impl LinkTiming {
     /// PTO for the second probe). Three PTOs past the window cover both; with two (0.8 s on a
     /// 320 ms link with little jitter, so the 1 s floor) two losses in a row on a 5% link read
     /// as throttling (the transport's far-lossy-link test, whose relay has no jitter, saw an
-    /// open stall past that bound in 2 of 3 clean-clone CI runs). Shorter waits are the link's, not the leader's, and count against nobody.
-    /// Never below [`OPEN_STALL_FLOOR`].
+    /// open stall past that bound in 2 of 3 clean-clone CI runs). Shorter waits are the
+    /// link's, not the leader's, and count against nobody. Never below [`OPEN_STALL_FLOOR`].
     pub fn open_stall(&self) -> Duration {
         (BUDGET_WINDOW + self.pto() * 3).max(OPEN_STALL_FLOOR)
     }

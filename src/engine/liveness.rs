@@ -76,8 +76,7 @@ impl Liveness {
         let Some(link) = self.links.get(&addr) else {
             return true;
         };
-        let reached = link.proven || (!link.failed && waiting_since(link).is_some());
-        link.in_flight == 0 || (reached && !self.silent(link, now))
+        link.in_flight == 0 || (link.reached() && !self.silent(link, now))
     }
 
     /// Whether a new address's first stream waits for its handshake (see [`Liveness::may_send`]):
@@ -85,7 +84,7 @@ impl Liveness {
     pub fn connecting(&self) -> bool {
         self.links
             .values()
-            .any(|l| l.in_flight > 0 && !l.proven && !l.failed && waiting_since(l).is_none())
+            .any(|l| l.in_flight > 0 && !l.failed && !l.reached())
     }
 
     /// Streams to `addr` waiting for an answer.
@@ -240,6 +239,12 @@ impl Liveness {
 const COMPACT_FROM: usize = 32;
 
 impl Link {
+    /// Whether it has shown it takes streams: it answered one, or, short of a failure since
+    /// it last answered, one of its streams reached the wire (see [`Liveness::may_send`]).
+    fn reached(&self) -> bool {
+        self.proven || (!self.failed && waiting_since(self).is_some())
+    }
+
     /// Folds the hand-offs that reached the wire into `handed_since`, keeping those that have
     /// not: at twice the length each time, so the work stays proportional to the sends.
     fn compact(&mut self) {

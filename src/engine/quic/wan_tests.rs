@@ -13,6 +13,7 @@
 use std::time::Duration;
 
 use super::{tests::tpu_server, *};
+use crate::engine::sim::leader::Rules;
 
 const RTT: Duration = Duration::from_millis(320);
 const LOSS: f64 = 0.05;
@@ -82,8 +83,8 @@ async fn a_far_lossy_link_carries_the_pace() {
 /// A 4.0 leader's reading of one unstaked key (`solana-streamer` 4.0.0, `nonblocking/quic.rs`
 /// and `stream_throttle.rs`): each connection's streams are accepted and read one at a time,
 /// and every accepted stream counts against one budget shared by all the key's connections,
-/// [`WINDOW_BUDGET`] in a 100 ms window that starts with the first stream after the last
-/// window ended; a stream over it waits for the window's end. Returns the server's address
+/// 20 in a 100 ms window (the simulator's leader's rules, [`Rules`]) that starts with the
+/// first stream after the last window ended; a stream over it waits for the window's end. Returns the server's address
 /// and when it delayed a stream so.
 fn budget_server() -> (SocketAddr, Arc<Mutex<Vec<tokio::time::Instant>>>) {
     let endpoint = super::tests::server_endpoint();
@@ -92,6 +93,11 @@ fn budget_server() -> (SocketAddr, Arc<Mutex<Vec<tokio::time::Instant>>>) {
     let window: Arc<Mutex<(tokio::time::Instant, u64)>> =
         Arc::new(Mutex::new((tokio::time::Instant::now(), 0)));
     let count = delayed.clone();
+    let Rules {
+        unstaked_per_window: budget,
+        window: length,
+        ..
+    } = Rules::default();
     tokio::spawn(async move {
         while let Some(incoming) = endpoint.accept().await {
             let (delayed, window) = (count.clone(), window.clone());
@@ -101,12 +107,12 @@ fn budget_server() -> (SocketAddr, Arc<Mutex<Vec<tokio::time::Instant>>>) {
                     let wait = {
                         let mut w = lock(&window);
                         let now = tokio::time::Instant::now();
-                        if now.duration_since(w.0) > THROTTLE_WINDOW {
+                        if now.duration_since(w.0) > length {
                             *w = (now, 0);
                         }
-                        let over = w.1 >= WINDOW_BUDGET;
+                        let over = w.1 >= budget;
                         w.1 += 1;
-                        over.then(|| THROTTLE_WINDOW.saturating_sub(now.duration_since(w.0)))
+                        over.then(|| length.saturating_sub(now.duration_since(w.0)))
                     };
                     if let Some(wait) = wait.filter(|w| !w.is_zero()) {
                         lock(&delayed).push(tokio::time::Instant::now());
@@ -119,10 +125,6 @@ fn budget_server() -> (SocketAddr, Arc<Mutex<Vec<tokio::time::Instant>>>) {
     });
     (addr, delayed)
 }
-
-/// An unstaked key's streams per window (`MAX_UNSTAKED_TPS` 200 over 100 ms windows).
-const WINDOW_BUDGET: u64 = 20;
-const THROTTLE_WINDOW: Duration = Duration::from_millis(100);
 
 /// An `apac` link (230 ms, 2% loss each way) at 100 tx/s, half the budget of a 4.0 leader:
 /// a lost datagram holds every later stream of its connection until it is repaired, and the
