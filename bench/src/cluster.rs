@@ -113,6 +113,7 @@ pub fn run(args: Args) -> Result<()> {
     let mut cluster = Localnet::start(LocalnetOptions {
         nodes: usize::from(args.nodes),
         tpu_relay: true,
+        slots_per_epoch: Some(crate::workload::SLOTS_PER_EPOCH),
         ..LocalnetOptions::default()
     })
     .map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -18,6 +18,16 @@ pub(crate) const CU_LIMIT: u32 = 1_000;
 /// (`next-send --rate`).
 pub(crate) const PACE_TPS: f64 = 100.0;
 
+/// Slots per epoch of the benchmark's clusters (`txpace-localnet` defaults to 64, for tests).
+/// A node serves the leader schedule only to the end of the epoch after its root's, and the
+/// root trails the tip by 32 slots or more; tpu-client-next asks for the next 200 slots' leaders
+/// (`min(200, slots in the epoch)`) and fails while any of them is unknown. On 64-slot epochs
+/// that is half the time, in spells of some 12 s: its start gave up ("Failed to initialize
+/// LeaderTpuCacheService") in 3 of 5 scenarios of one run, and a running client finds no
+/// leader to send to. Mainnet's epochs are 432,000 slots; from 1,024 on (over 200 + the
+/// root's lag) every 200-slot range ahead is served, and a long benchmark still crosses epochs.
+pub(crate) const SLOTS_PER_EPOCH: u64 = 1_024;
+
 /// Starts the benchmark's `solana-test-validator` with `options`, saying so first (it takes a
 /// while).
 pub(crate) fn start_validator(options: ValidatorOptions) -> Result<LocalValidator> {

@@ -76,6 +76,11 @@ pub struct LocalnetOptions {
     /// Every node's link from a named profile (`eu`, `na`, `apac`, `hostile`, `mainnet`:
     /// `txpace-localnet --link-profile`), through relays even without `tpu_relay`.
     pub link_profile: Option<String>,
+    /// Slots per epoch (`txpace-localnet --slots-per-epoch`); `None` keeps its default of 64,
+    /// short so tests cross epoch boundaries. A node serves the leader schedule only to the end
+    /// of the epoch after its root's, so on short epochs a client asking far ahead of the tip
+    /// is refused for seconds at a time; a benchmark wants a mainnet-like wire instead.
+    pub slots_per_epoch: Option<u64>,
     pub startup_timeout: Duration,
     /// The `txpace-localnet` to run; `None` finds it as [`locate_program`] does.
     pub program: Option<PathBuf>,
@@ -87,6 +92,7 @@ impl Default for LocalnetOptions {
             nodes: 3,
             tpu_relay: false,
             link_profile: None,
+            slots_per_epoch: None,
             startup_timeout: DEFAULT_CLUSTER_STARTUP,
             program: None,
         }
@@ -166,6 +172,9 @@ impl Localnet {
         }
         if let Some(profile) = &options.link_profile {
             command.arg("--link-profile").arg(profile);
+        }
+        if let Some(slots) = options.slots_per_epoch {
+            command.arg("--slots-per-epoch").arg(slots.to_string());
         }
         let started = Instant::now();
         let mut child = command

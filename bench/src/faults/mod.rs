@@ -217,6 +217,7 @@ pub fn run(args: Args) -> Result<()> {
         let mut cluster = Localnet::start(LocalnetOptions {
             nodes: 1,
             tpu_relay: true,
+            slots_per_epoch: Some(crate::workload::SLOTS_PER_EPOCH),
             ..LocalnetOptions::default()
         })
         .map_err(|e| anyhow!("{e}"))?;

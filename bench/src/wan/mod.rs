@@ -187,6 +187,7 @@ pub fn run(args: Args) -> Result<()> {
         nodes: NODES,
         tpu_relay: true,
         link_profile: Some(scenarios[0].profile.to_string()),
+        slots_per_epoch: Some(crate::workload::SLOTS_PER_EPOCH),
         ..LocalnetOptions::default()
     })
     .map_err(|e| anyhow!("{e}"))?;
