@@ -24,9 +24,16 @@ pub(crate) const PACE_TPS: f64 = 100.0;
 /// (`min(200, slots in the epoch)`) and fails while any of them is unknown. On 64-slot epochs
 /// that is half the time, in spells of some 12 s: its start gave up ("Failed to initialize
 /// LeaderTpuCacheService") in 3 of 5 scenarios of one run, and a running client finds no
-/// leader to send to. Mainnet's epochs are 432,000 slots; from 1,024 on (over 200 + the
-/// root's lag) every 200-slot range ahead is served, and a long benchmark still crosses epochs.
+/// leader to send to. Mainnet's epochs are 432,000 slots; with 1,024 every 200-slot range
+/// ahead is served while the root trails by under 825 slots, and a long benchmark still
+/// crosses epochs.
 pub(crate) const SLOTS_PER_EPOCH: u64 = 1_024;
+/// tpu-client-next's look-ahead (`2 × MAX_FANOUT_SLOTS` in its leader cache) and a generous
+/// bound on the root's lag behind the tip on a loaded 2-core machine.
+const NEXT_LOOKAHEAD_SLOTS: u64 = 200;
+const ROOT_LAG_SLOTS: u64 = 256;
+// Every range of the next 200 slots lies within the root's epoch and the one after it.
+const _: () = assert!(SLOTS_PER_EPOCH >= NEXT_LOOKAHEAD_SLOTS + ROOT_LAG_SLOTS);
 
 /// Starts the benchmark's `solana-test-validator` with `options`, saying so first (it takes a
 /// while).
