@@ -21,7 +21,7 @@ use crate::{
         snapshot::RateTarget,
     },
     exit, headless,
-    journal::{self, Header, Ident, Inputs, JournalFile, WriterHandle},
+    journal::{self, Header, Inputs, JournalFile, WriterHandle},
     redact::redact_url,
     report::{self, Report},
     source::{self, LoadedTx, Problem, Progress},
@@ -333,10 +333,9 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
     let (writer, priors) = match journal {
         Some(j) => {
             log::info!("journal {}", j.file.path().display());
-            let idents = spec.txs.iter().map(Ident::from).collect();
-            let (facts, writer) =
-                journal::spawn_writer(j.file, idents, j.identified, JOURNAL_SYNC)?;
+            let (facts, writer) = journal::spawn_writer(j.file, JOURNAL_SYNC)?;
             cfg.facts = Some(facts);
+            cfg.journal_named = j.identified;
             cfg.journal_failure = Some(writer.failure());
             (Some(writer), j.priors)
         }

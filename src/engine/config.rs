@@ -12,7 +12,7 @@ use solana_pubkey::Pubkey;
 use solana_signature::Signature;
 use tokio::sync::mpsc;
 
-use super::{event::RunEvent, fact::TxFact, snapshot::RateTarget};
+use super::{event::RunEvent, fact::JournalFact, snapshot::RateTarget};
 use crate::{config::Commitment, source::LoadedTx};
 
 /// How a run behaves: most fields come from `txpace send`'s flags, the rest from what the
@@ -56,7 +56,10 @@ pub struct EngineConfig {
     /// Start paused (the dashboard's user may want to look first).
     pub start_paused: bool,
     /// Every state change, as it happens, for the journal.
-    pub facts: Option<mpsc::UnboundedSender<TxFact>>,
+    pub facts: Option<mpsc::UnboundedSender<JournalFact>>,
+    /// The transactions (by id) the journal names already, from its replay: their facts go
+    /// without an identity. Shorter than the run: the rest are not named yet.
+    pub journal_named: Vec<bool>,
     /// Set by the journal writer when it can no longer write: the engine then stops.
     pub journal_failure: Option<Arc<OnceLock<String>>>,
     /// `--events`: every state change and stream outcome, as it happens.
@@ -106,6 +109,7 @@ impl EngineConfig {
             publish_interval: Duration::from_millis(100),
             start_paused: false,
             facts: None,
+            journal_named: Vec::new(),
             journal_failure: None,
             events: None,
             fee_accounts: Vec::new(),

@@ -8,6 +8,7 @@
 use std::{collections::BTreeSet, time::Duration};
 
 use solana_hash::Hash;
+use solana_signature::Signature;
 use tokio::time::Instant;
 
 use super::{
@@ -39,8 +40,13 @@ pub(super) enum Decided {
         ok: bool,
         latency: Option<Duration>,
     },
-    /// Signed again: it goes to the front of the send queue as a new transaction.
-    Resigned(u32),
+    /// Signed again: it goes to the front of the send queue as a new transaction, and `fact`
+    /// to the journal (`previous`: the signature the journal may not have named yet).
+    Resigned {
+        id: u32,
+        fact: TxFact,
+        previous: Signature,
+    },
 }
 
 /// When and how a batch of statuses was asked, and when its answer came.
@@ -274,8 +280,8 @@ impl Confirmer {
                 self.watch.insert(id);
             }
             None => {
-                let (durable_nonce, seen) = (rec.durable_nonce, rec.seen_slot.is_some());
-                if rec.first_sent.is_some() {
+                let (durable_nonce, seen) = (rec.durable_nonce, rec.seen);
+                if rec.first_sent().is_some() {
                     // A resumed transaction's first lookup was with history; from here on the
                     // status cache is enough.
                     self.watch.insert(id);
@@ -357,8 +363,11 @@ impl Confirmer {
             self.blockhashes.moved(id, r.old, r.hash, r.last_valid);
             self.watch.remove(&id);
             self.history_watch.remove(&id);
-            out.push(Decided::Resigned(id));
-            out.push(Decided::Fact(r.fact));
+            out.push(Decided::Resigned {
+                id,
+                fact: r.fact,
+                previous: r.previous,
+            });
             return;
         }
         let note = Some(if durable_nonce {

@@ -66,7 +66,7 @@ use tokio::{
 
 pub use config::{Batch, EngineConfig, Resigner};
 pub use event::RunEvent;
-pub use fact::{MAX_JOURNALED_ERROR, Prior, TxFact};
+pub use fact::{JournalFact, MAX_JOURNALED_ERROR, Prior, TxFact, TxIdent};
 pub use host::{EngineHost, spawn_host};
 pub use outcome::RunOutcome;
 

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use solana_hash::Hash;
+use solana_signature::Signature;
 use tokio::time::Instant;
 
 use super::{config::Resigner, fact::TxFact, lifecycle::TxEvent, store::TxStore};
@@ -22,6 +23,9 @@ pub(super) struct Resigned {
     pub last_valid: u64,
     /// For the journal: its new signature.
     pub fact: TxFact,
+    /// The signature it had: the journal's identity for it if this is the first fact it
+    /// keeps of the transaction.
+    pub previous: Signature,
 }
 
 impl Resigning {
@@ -46,7 +50,8 @@ impl Resigning {
         if old == hash {
             return None;
         }
-        let attempt = store.view(id).map_or(0, |v| v.resigns) + 1;
+        let (previous, resigns) = store.view(id).map(|v| (v.signature, v.resigns))?;
+        let attempt = resigns + 1;
         let (signature, wire) = resigner.resign(id, attempt, hash)?;
         let note = Some(format!(
             "re-signed (attempt {attempt}) with blockhash {hash}"
@@ -63,6 +68,7 @@ impl Resigning {
                 signature,
                 attempt,
             },
+            previous,
         })
     }
 }

@@ -41,7 +41,7 @@ use crate::source::LoadedTx;
 pub use frame::MAX_RECORD;
 pub use record::Record;
 pub use replay::{Replay, read, read_records};
-pub use writer::{Ident, JournalFile, WriterHandle, WriterStats, spawn_writer};
+pub use writer::{JournalFile, WriterHandle, WriterStats, spawn_writer};
 
 /// The first bytes of every journal.
 pub const MAGIC: &[u8] = b"txpace-journal\n";

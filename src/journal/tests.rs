@@ -6,7 +6,8 @@ use solana_signature::Signature;
 use super::*;
 use crate::{
     config::Commitment,
-    engine::{Prior, TxFact},
+    engine::{JournalFact, Prior, TxFact, TxIdent},
+    source::Origin,
 };
 
 fn txs(n: usize, salt: u8) -> Vec<LoadedTx> {
@@ -16,7 +17,7 @@ fn txs(n: usize, salt: u8) -> Vec<LoadedTx> {
             sig[0] = i as u8;
             sig[1] = salt;
             LoadedTx {
-                origin: Arc::from(format!("in.b64:{}", i + 1)),
+                origin: Origin::line(&Arc::from("in.b64"), i as u64 + 1),
                 signature: Signature::from(sig),
                 wire: Arc::from(vec![salt, i as u8, 7, 7]),
                 recent_blockhash: Hash::default(),
@@ -31,6 +32,27 @@ fn inputs(txs: &[LoadedTx]) -> Inputs {
     Inputs::of(&[PathBuf::from("in.b64")], txs)
 }
 
+/// What the engine hands the writer: each fact, with its transaction's identity if the journal
+/// does not name it yet (`named`: the replay's).
+fn naming(txs: &[LoadedTx], mut named: Vec<bool>, facts: &[TxFact]) -> Vec<JournalFact> {
+    named.resize(txs.len(), false);
+    facts
+        .iter()
+        .map(|f| {
+            let i = f.id() as usize;
+            let ident = (!named[i]).then(|| TxIdent {
+                signature: txs[i].signature,
+                origin: txs[i].origin.clone(),
+            });
+            named[i] = true;
+            JournalFact {
+                fact: f.clone(),
+                ident,
+            }
+        })
+        .collect()
+}
+
 /// Starts a journal at `path` and writes `facts` through the writer thread.
 fn write_run(path: &Path, txs: &[LoadedTx], facts: &[TxFact]) -> WriterStats {
     let ins = inputs(txs);
@@ -42,11 +64,9 @@ fn write_run(path: &Path, txs: &[LoadedTx], facts: &[TxFact]) -> WriterStats {
         file.resume(&replay, "http://127.0.0.1:8899/")
             .expect("resume");
     }
-    let idents = txs.iter().map(Ident::from).collect();
-    let (tx, handle) =
-        spawn_writer(file, idents, replay.identified, Duration::from_secs(1)).expect("spawn");
-    for f in facts {
-        tx.send(f.clone()).expect("writer alive");
+    let (tx, handle) = spawn_writer(file, Duration::from_secs(1)).expect("spawn");
+    for f in naming(txs, replay.identified, facts) {
+        tx.send(f).expect("writer alive");
     }
     drop(tx);
     handle.finish().expect("finish")
@@ -335,10 +355,9 @@ fn facts_reach_the_disk_within_the_sync_interval_while_the_run_goes_on() {
     let ins = inputs(&txs);
     let (mut file, replay) = JournalFile::open(&path, &ins, &txs).unwrap();
     file.start(&Header::new(ins, String::new())).unwrap();
-    let idents = txs.iter().map(Ident::from).collect();
-    let (tx, handle) =
-        spawn_writer(file, idents, replay.identified, Duration::from_millis(50)).unwrap();
-    tx.send(TxFact::Sent { id: 2, sends: 1 }).unwrap();
+    let (tx, handle) = spawn_writer(file, Duration::from_millis(50)).unwrap();
+    let sent = naming(&txs, replay.identified, &[TxFact::Sent { id: 2, sends: 1 }]);
+    sent.into_iter().for_each(|f| tx.send(f).unwrap());
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     loop {
         let r = read(&path).unwrap();

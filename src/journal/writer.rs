@@ -11,11 +11,14 @@ use std::{
     time::Duration,
 };
 
-use solana_signature::Signature;
 use tokio::sync::mpsc;
 
 use super::{Header, Inputs, JournalError, MAGIC, Record, Replay, frame, replay::replay, unix_now};
-use crate::{engine::TxFact, private_fs, source::LoadedTx};
+use crate::{
+    engine::{JournalFact, TxFact},
+    private_fs,
+    source::LoadedTx,
+};
 
 /// Buffered records beyond this are written out at once (still synced on the clock).
 const WRITE_AT: usize = 1 << 20;
@@ -109,22 +112,6 @@ impl JournalFile {
     }
 }
 
-/// Which transaction an id is, for its identity record.
-#[derive(Clone, Debug)]
-pub struct Ident {
-    pub signature: Signature,
-    pub origin: Arc<str>,
-}
-
-impl From<&LoadedTx> for Ident {
-    fn from(tx: &LoadedTx) -> Self {
-        Ident {
-            signature: tx.signature,
-            origin: tx.origin.clone(),
-        }
-    }
-}
-
 /// What the writer did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WriterStats {
@@ -167,17 +154,15 @@ impl WriterHandle {
 }
 
 /// Starts the writer thread on `file`: give the returned sender to the engine
-/// ([`crate::engine::EngineConfig::facts`]). Records are synced to disk at least every
+/// ([`crate::engine::EngineConfig::facts`], with the replay's `identified` as
+/// [`crate::engine::EngineConfig::journal_named`]: the engine sends each transaction's identity
+/// with the first fact of it the journal keeps). Records are synced to disk at least every
 /// `sync_every` while facts arrive, at once for a re-signing (a new signature must not be
 /// forgotten), and when the sender is dropped.
 pub fn spawn_writer(
     file: JournalFile,
-    idents: Vec<Ident>,
-    mut identified: Vec<bool>,
     sync_every: Duration,
-) -> Result<(mpsc::UnboundedSender<TxFact>, WriterHandle), JournalError> {
-    // A new journal's replay knows of no transactions yet.
-    identified.resize(idents.len(), false);
+) -> Result<(mpsc::UnboundedSender<JournalFact>, WriterHandle), JournalError> {
     let (tx, rx) = mpsc::unbounded_channel();
     let path = file.path.clone();
     let thread_path = path.clone();
@@ -186,7 +171,7 @@ pub fn spawn_writer(
     let thread = std::thread::Builder::new()
         .name("txpace-journal".into())
         .spawn(move || {
-            let result = write_loop(file, idents, identified, sync_every, rx);
+            let result = write_loop(file, sync_every, rx);
             if let Err(e) = &result {
                 let _ = failed.set(e.to_string());
                 log::error!("{e}; this run can no longer be resumed from its journal");
@@ -208,8 +193,6 @@ struct Batch {
     file: File,
     path: PathBuf,
     buf: Vec<u8>,
-    idents: Vec<Ident>,
-    identified: Vec<bool>,
     stats: WriterStats,
     /// Bytes written since the last fsync.
     unsynced: bool,
@@ -222,22 +205,17 @@ impl Batch {
         Ok(())
     }
 
-    fn fact(&mut self, fact: &TxFact) -> Result<(), JournalError> {
-        let id = fact.id();
-        let i = id as usize;
-        if self.identified.get(i) == Some(&false) {
-            if let Some(ident) = self.idents.get(i) {
-                let tx = Record::Tx {
-                    id,
-                    signature: ident.signature.to_string(),
-                    origin: ident.origin.to_string(),
-                };
-                self.record(&tx)?;
-            }
-            self.identified[i] = true;
+    /// Writes `fact`, after the identity record of its transaction if it came with one.
+    fn fact(&mut self, JournalFact { fact, ident }: JournalFact) -> Result<(), JournalError> {
+        if let Some(ident) = ident {
+            let tx = Record::Tx {
+                id: fact.id(),
+                signature: ident.signature.to_string(),
+                origin: ident.origin.to_string(),
+            };
+            self.record(&tx)?;
         }
-        let rec = Record::Fact(fact.clone());
-        self.record(&rec)?;
+        self.record(&Record::Fact(fact))?;
         if self.buf.len() >= WRITE_AT {
             self.write()?;
         }
@@ -271,10 +249,8 @@ impl Batch {
 
 fn write_loop(
     file: JournalFile,
-    idents: Vec<Ident>,
-    identified: Vec<bool>,
     sync_every: Duration,
-    mut rx: mpsc::UnboundedReceiver<TxFact>,
+    mut rx: mpsc::UnboundedReceiver<JournalFact>,
 ) -> Result<WriterStats, JournalError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -284,8 +260,6 @@ fn write_loop(
         path: file.path,
         file: file.file,
         buf: Vec::with_capacity(64 * 1024),
-        idents,
-        identified,
         stats: WriterStats::default(),
         unsynced: false,
     };
@@ -297,8 +271,9 @@ fn write_loop(
             tokio::select! {
                 fact = rx.recv() => match fact {
                     Some(fact) => {
-                        b.fact(&fact)?;
-                        if matches!(fact, TxFact::Resigned { .. }) {
+                        let resigned = matches!(fact.fact, TxFact::Resigned { .. });
+                        b.fact(fact)?;
+                        if resigned {
                             b.sync()?;
                         }
                     }

@@ -9,6 +9,7 @@
 
 mod error;
 mod format;
+mod origin;
 mod pipeline;
 mod read;
 mod sigverify;
@@ -22,6 +23,7 @@ use solana_signature::Signature;
 
 pub use error::SourceError;
 pub use format::{InputFormat, encode_base58, encode_base64};
+pub use origin::Origin;
 pub use summary::{ComputeBudget, TxSummary, compute_budget, summarize};
 pub use validate::{decode_wire, parse_wire};
 
@@ -34,7 +36,7 @@ pub const PACKET_DATA_SIZE: usize = 1232;
 pub struct LoadedTx {
     /// `FILE:LINE` (1-based) for line files, `FILE[INDEX]` (0-based) for JSON arrays, `FILE`
     /// for a binary file; standard input is named `<stdin>`.
-    pub origin: Arc<str>,
+    pub origin: Origin,
     /// The first signature: the transaction's id on the chain.
     pub signature: Signature,
     /// The exact wire bytes, as read.

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use solana_signature::Signature;
 
 use super::{
-    Entry, LoadedTx, Problem, Progress,
+    Entry, LoadedTx, Origin, Problem, Progress,
     format::{self, Encoding, TextDecoding},
     validate,
 };
@@ -40,7 +40,7 @@ pub(crate) enum Raw {
 }
 
 struct Job {
-    origin: Arc<str>,
+    origin: Origin,
     raw: Raw,
     decoding: TextDecoding,
 }
@@ -63,7 +63,7 @@ pub(crate) struct Pipeline<'a> {
     chunk: Vec<Job>,
     sink: &'a mut dyn FnMut(Entry),
     /// The first origin of each signature, by [`seen_key`].
-    seen: HashMap<u128, Arc<str>>,
+    seen: HashMap<u128, Origin>,
     read: usize,
     verified: usize,
     progress: &'a dyn Fn(Progress),
@@ -131,7 +131,7 @@ impl<'a> Pipeline<'a> {
                         wire: Some(tx.wire),
                     },
                     hash_map::Entry::Vacant(slot) => {
-                        slot.insert(Arc::clone(&tx.origin));
+                        slot.insert(tx.origin.clone());
                         Entry::Valid(tx)
                     }
                 },
@@ -150,7 +150,7 @@ impl<'a> Pipeline<'a> {
 
 /// One item's bytes, or why its text is no transaction's encoding.
 struct Decoded {
-    origin: Arc<str>,
+    origin: Origin,
     bytes: Result<Vec<u8>, String>,
 }
 
@@ -189,7 +189,7 @@ fn run(jobs: Vec<Job>) -> Vec<Entry> {
             };
             match checked.next() {
                 Some(Ok(checked)) => Entry::Valid(LoadedTx {
-                    origin: Arc::clone(&origin),
+                    origin: origin.clone(),
                     signature: checked.signature,
                     wire: Arc::from(bytes),
                     recent_blockhash: checked.recent_blockhash,
@@ -210,7 +210,7 @@ fn run(jobs: Vec<Job>) -> Vec<Entry> {
 enum Mode {
     Decided(TextDecoding),
     /// Items held back until the file's majority encoding is known.
-    Voting(Vec<(Arc<str>, Raw)>),
+    Voting(Vec<(Origin, Raw)>),
 }
 
 /// One file's items on their way into the [`Pipeline`].
@@ -220,7 +220,7 @@ pub(crate) struct FileFeed<'p, 'a> {
 }
 
 impl FileFeed<'_, '_> {
-    pub(crate) fn push(&mut self, origin: Arc<str>, raw: Raw) {
+    pub(crate) fn push(&mut self, origin: Origin, raw: Raw) {
         match &mut self.mode {
             Mode::Decided(decoding) => {
                 let decoding = *decoding;

@@ -11,7 +11,7 @@ use std::{
 use serde::de::{Deserializer as _, SeqAccess, Visitor};
 
 use super::{
-    PACKET_DATA_SIZE, SourceError,
+    Origin, PACKET_DATA_SIZE, SourceError,
     format::{self, BOM, Encoding, InputFormat, Layout, SAMPLE_LEN},
     pipeline::{FileFeed, Pipeline, Raw},
 };
@@ -69,7 +69,7 @@ pub(crate) fn read_input(
                 .saturating_add(rest);
             Raw::Bad(format!("too large: {size} bytes > {PACKET_DATA_SIZE}"))
         };
-        feed.push(Arc::from(name.as_str()), raw);
+        feed.push(Origin::from(name.as_str()), raw);
         feed.finish();
         return Ok(());
     }
@@ -85,6 +85,7 @@ pub(crate) fn read_input(
 }
 
 fn read_lines(name: &str, mut reader: impl BufRead, mut feed: FileFeed) -> io::Result<()> {
+    let file: Arc<str> = name.into();
     let mut buf = Vec::with_capacity(2048);
     let mut line_no = 0usize;
     loop {
@@ -102,7 +103,7 @@ fn read_lines(name: &str, mut reader: impl BufRead, mut feed: FileFeed) -> io::R
         if text.is_empty() || text.starts_with(b"#") {
             continue;
         }
-        let origin = Arc::from(format!("{name}:{line_no}"));
+        let origin = Origin::line(&file, line_no as u64);
         let raw = if overlong {
             Raw::Bad(format!("too large: line of {} characters", n + extra))
         } else {
@@ -159,7 +160,7 @@ fn read_json(name: &str, reader: impl Read, mut feed: FileFeed) -> io::Result<()
             line => format!("{name}:{line}"),
         };
         feed.push(
-            Arc::from(origin),
+            Origin::from(origin),
             Raw::Bad(format!("invalid JSON: {message}")),
         );
     }
@@ -180,7 +181,8 @@ impl<'de> Visitor<'de> for ArrayVisitor<'_, '_, '_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut index = 0usize;
+        let file: Arc<str> = self.name.into();
+        let mut index = 0u64;
         while let Some(value) = seq.next_element::<serde_json::Value>()? {
             let raw = match value {
                 serde_json::Value::String(s) => match s.trim() {
@@ -190,7 +192,7 @@ impl<'de> Visitor<'de> for ArrayVisitor<'_, '_, '_> {
                 },
                 other => Raw::Bad(format!("not a string but {}", json_kind(&other))),
             };
-            let origin = Arc::from(format!("{}[{index}]", self.name));
+            let origin = Origin::index(&file, index);
             self.feed.push(origin, raw);
             index += 1;
         }

@@ -518,7 +518,7 @@ async fn a_resumed_run_never_resends_what_landed() {
     assert!(out.snapshot.txs.iter().take(30).all(|t| t.sends == 1));
     let mut confirmed_facts = 0;
     while let Ok(f) = facts.try_recv() {
-        if let TxFact::Confirmed { id, .. } = f {
+        if let TxFact::Confirmed { id, .. } = f.fact {
             assert!(id >= 30, "already-confirmed {id} reported again");
             confirmed_facts += 1;
         }
@@ -566,6 +566,7 @@ async fn expired_transactions_are_resigned_when_the_engine_holds_the_signer() {
             },
         );
     }
+    let loaded: Vec<_> = txs.iter().map(|t| t.signature).collect();
     let fresh = unique_hash();
     let (facts_tx, mut facts) = tokio::sync::mpsc::unbounded_channel();
     let mut cfg = config(100.0);
@@ -578,11 +579,18 @@ async fn expired_transactions_are_resigned_when_the_engine_holds_the_signer() {
     let s = &out.snapshot;
     assert_eq!((s.counts.confirmed, s.counts.expired), (20, 0));
     assert!(s.txs.iter().all(|t| t.resigns == 1), "each re-signed once");
-    let mut resigned = 0;
+    let (mut resigned, mut named) = (0, vec![0; 20]);
     while let Ok(f) = facts.try_recv() {
-        if matches!(f, TxFact::Resigned { attempt: 1, .. }) {
+        if matches!(f.fact, TxFact::Resigned { attempt: 1, .. }) {
             resigned += 1;
+        }
+        // The journal names each transaction once, by the signature it was loaded with.
+        if let Some(ident) = f.ident {
+            let id = f.fact.id() as usize;
+            assert_eq!(ident.signature, loaded[id], "transaction {id}");
+            named[id] += 1;
         }
     }
     assert_eq!(resigned, 20);
+    assert_eq!(named, vec![1; 20]);
 }

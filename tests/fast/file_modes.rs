@@ -54,7 +54,7 @@ fn loose_data_dir() -> (tempfile::TempDir, PathBuf) {
 /// One made-up transaction and the inputs it came from, for a journal.
 fn one_tx() -> (Inputs, Vec<LoadedTx>) {
     let txs = vec![LoadedTx {
-        origin: Arc::from("in.b64:1"),
+        origin: "in.b64:1".into(),
         signature: Signature::from([1u8; 64]),
         wire: Arc::from(vec![1u8, 2, 3]),
         recent_blockhash: Hash::default(),

@@ -89,16 +89,16 @@ impl Dispatcher {
             // younger than its interval is one a hand-over's send replaced.
             let handed_over = self.handed_over.remove(&id);
             if !handed_over
-                && rec
-                    .last_sent
-                    .is_some_and(|t| now.saturating_duration_since(t) < self.resend_interval)
+                && rec.last_sent().is_some_and(|t| {
+                    store.since_start(now).saturating_sub(t) < self.resend_interval
+                })
             {
                 continue;
             }
             // Landed below the commitment, about to be declared expired, or the RPC is out so
             // nobody knows whether it landed: wait, and let first sends have the pace (a
             // hand-over's resend just goes: the regular one is still due).
-            if rec.seen_slot.is_some() || (hold.pointless)(rec) || hold.rpc_down {
+            if rec.seen || (hold.pointless)(rec) || hold.rpc_down {
                 if !handed_over {
                     self.resend_later(id, now);
                 }

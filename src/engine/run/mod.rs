@@ -42,6 +42,7 @@ pub(super) use batches::Queued;
 use std::{sync::Arc, time::Duration};
 
 use solana_pubkey::Pubkey;
+use solana_signature::Signature;
 use tokio::{
     sync::{mpsc, watch},
     time::{Instant, sleep_until},
@@ -52,7 +53,7 @@ use super::{
     config::EngineConfig,
     confirm::{Confirmer, Decided},
     dispatch::{Dispatcher, Hold},
-    fact::{Prior, TxFact},
+    fact::{Prior, TxFact, TxIdent},
     facts::FactSink,
     leaders::LeaderBook,
     maxrate,
@@ -449,14 +450,31 @@ impl Engine {
                         }
                     }
                 }
-                Decided::Resigned(id) => self.dispatcher.send_first(id),
+                Decided::Resigned { id, fact, previous } => {
+                    self.dispatcher.send_first(id);
+                    self.record_as(fact, Some(previous));
+                }
             }
         }
     }
 
     /// Hands a fact to the journal; one that can no longer be written ends the run.
     fn record(&mut self, fact: TxFact) {
-        if let Err(why) = self.facts.record(fact) {
+        self.record_as(fact, None);
+    }
+
+    /// [`Self::record`], naming the transaction by `signature` rather than its current one if
+    /// the journal does not name it yet (a re-signing's fact comes after the store has the new
+    /// signature).
+    fn record_as(&mut self, fact: TxFact, signature: Option<Signature>) {
+        let view = self.store.view(fact.id());
+        let ident = || {
+            view.map(|v| TxIdent {
+                signature: signature.unwrap_or(v.signature),
+                origin: v.origin.clone(),
+            })
+        };
+        if let Err(why) = self.facts.record(fact, ident) {
             self.fail(why);
         }
     }

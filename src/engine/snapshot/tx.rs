@@ -11,9 +11,12 @@ use super::{
     StreamCounts,
     ser::{ser_display, ser_ms, ser_opt_display, ser_opt_ms},
 };
-use crate::engine::{
-    lifecycle::{Queue, TxState},
-    net::StreamOutcome,
+use crate::{
+    engine::{
+        lifecycle::{Queue, TxState},
+        net::StreamOutcome,
+    },
+    source::Origin,
 };
 
 /// The longest a transaction's send log grows before its older half is dropped.
@@ -59,7 +62,7 @@ pub struct TxView {
     #[serde(serialize_with = "ser_display")]
     pub signature: Signature,
     /// `FILE:LINE` (or `FILE[index]` for JSON arrays) of the input.
-    pub origin: Arc<str>,
+    pub origin: Origin,
     pub state: TxState,
     /// Number of sends that went out (accepted or not), across re-signings.
     pub sends: u32,

@@ -8,15 +8,16 @@ use solana_pubkey::Pubkey;
 use solana_signature::Signature;
 use tokio::time::Instant;
 
-use super::TxStore;
+use super::{TxStore, stamp::Stamp};
 use crate::engine::{event::RunEvent, snapshot::millis};
 
 impl TxStore {
     /// Notes that the chain has the transaction below the requested commitment.
     pub fn record_seen(&mut self, id: u32, slot: u64, now: Instant) {
+        let stamp = Stamp::at(now, self.start);
         if let Some(rec) = self.records.get_mut(id as usize) {
-            rec.seen_slot = Some(slot);
-            rec.marks.seen.get_or_insert(now);
+            rec.seen = true;
+            rec.marks.seen.get_or_insert(stamp);
         }
         if let Some(view) = self.views.get_mut(id as usize) {
             view.landed_slot = Some(slot);
@@ -26,7 +27,7 @@ impl TxStore {
     /// The chain no longer has it (its fork was abandoned): it needs sending again.
     pub fn record_seen_cleared(&mut self, id: u32) {
         if let Some(rec) = self.records.get_mut(id as usize) {
-            rec.seen_slot = None;
+            rec.seen = false;
         }
         if let Some(view) = self.views.get_mut(id as usize) {
             view.landed_slot = None;
@@ -53,7 +54,7 @@ impl TxStore {
         if let Some(rec) = self.records.get_mut(id as usize) {
             rec.wire = wire;
             rec.blockhash = blockhash;
-            rec.seen_slot = None;
+            rec.seen = false;
         }
         if let Some(view) = self.views.get_mut(id as usize) {
             view.signature = signature;
@@ -67,7 +68,7 @@ impl TxStore {
     /// Marks a landing (confirmed or failed) with its slot and latency.
     pub fn record_landed(&mut self, id: u32, slot: u64, now: Instant) -> Option<Duration> {
         let first = self.records.get(id as usize)?.first_sent;
-        let latency = first.map(|f| now.saturating_duration_since(f));
+        let latency = first.map(|f| now.saturating_duration_since(f.instant(self.start)));
         if let Some(view) = self.views.get_mut(id as usize) {
             view.landed_slot = Some(slot);
             view.time_to_land = latency;

@@ -8,6 +8,7 @@
 mod chain;
 mod sends;
 mod split;
+mod stamp;
 #[cfg(test)]
 mod tests;
 
@@ -17,6 +18,7 @@ use imbl::Vector;
 use solana_hash::Hash;
 use tokio::{sync::mpsc, time::Instant};
 
+use self::stamp::Stamp;
 pub use self::{sends::StreamResult, split::Marks};
 use super::{
     event::RunEvent,
@@ -25,20 +27,34 @@ use super::{
 };
 use crate::source::LoadedTx;
 
-/// The engine's private, hot part of a transaction.
+/// The engine's private, hot part of a transaction. Held for every transaction of a run (a
+/// million from one file), so kept small: moments are [`Stamp`]s, and what the chain said is
+/// one flag (the slot is in the view).
 pub struct TxRecord {
     pub wire: Arc<[u8]>,
     pub blockhash: Hash,
     pub durable_nonce: bool,
     pub state: TxState,
+    /// Seen on chain below the requested commitment: do not resend, wait.
+    pub seen: bool,
     /// Order of entry into its current queue; queues are sorted by it.
     queue_seq: u64,
-    pub first_sent: Option<Instant>,
-    pub last_sent: Option<Instant>,
-    /// Seen on chain below the requested commitment: do not resend, wait.
-    pub seen_slot: Option<u64>,
+    first_sent: Option<Stamp>,
+    last_sent: Option<Stamp>,
     /// When each step towards landing first happened (see `split`).
-    marks: split::Marks,
+    marks: split::Stamps,
+}
+
+impl TxRecord {
+    /// Time from the run's start to its first send, if it was sent.
+    pub fn first_sent(&self) -> Option<Duration> {
+        self.first_sent.map(Stamp::since_start)
+    }
+
+    /// Time from the run's start to its latest send, if it was sent.
+    pub fn last_sent(&self) -> Option<Duration> {
+        self.last_sent.map(Stamp::since_start)
+    }
 }
 
 /// All transactions of a run.
@@ -76,11 +92,11 @@ impl TxStore {
                 blockhash: tx.recent_blockhash,
                 durable_nonce: tx.durable_nonce,
                 state: TxState::Queued,
+                seen: false,
                 queue_seq: i as u64,
                 first_sent: None,
                 last_sent: None,
-                seen_slot: None,
-                marks: split::Marks::default(),
+                marks: split::Stamps::default(),
             });
             views.push_front(TxView {
                 id,

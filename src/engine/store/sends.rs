@@ -6,7 +6,7 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 use solana_pubkey::Pubkey;
 use tokio::time::Instant;
 
-use super::TxStore;
+use super::{TxStore, stamp::Stamp};
 use crate::engine::{
     event::RunEvent,
     lifecycle::{LifecycleError, TxEvent},
@@ -46,9 +46,10 @@ impl TxStore {
         self.apply(id, TxEvent::Sent, now, None)?;
         let at = self.since_start(now);
         self.counts.sends += 1;
+        let stamp = Stamp::at(now, self.start);
         let rec = &mut self.records[id as usize];
-        rec.first_sent.get_or_insert(now);
-        rec.last_sent = Some(now);
+        rec.first_sent.get_or_insert(stamp);
+        rec.last_sent = Some(stamp);
         let view = self
             .views
             .get_mut(id as usize)
@@ -95,9 +96,10 @@ impl TxStore {
         }
         let at = self.since_start(now);
         self.counts.sends += u64::from(sends);
+        let stamp = Stamp::at(now, self.start);
         if let Some(rec) = self.records.get_mut(id as usize) {
-            rec.first_sent = Some(now);
-            rec.last_sent = Some(now);
+            rec.first_sent = Some(stamp);
+            rec.last_sent = Some(stamp);
         }
         if let Some(view) = self.views.get_mut(id as usize) {
             view.sends = sends;

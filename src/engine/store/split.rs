@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use solana_pubkey::Pubkey;
 use tokio::time::Instant;
 
-use super::TxStore;
+use super::{TxStore, stamp::Stamp};
 use crate::engine::{event::RunEvent, snapshot::LinkView};
 
 /// The first time each step happened, over all of a transaction's sends.
@@ -22,22 +22,43 @@ pub struct Marks {
     pub seen: Option<Instant>,
 }
 
+/// [`Marks`] as a record holds them (see [`Stamp`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Stamps {
+    pub handed: Option<Stamp>,
+    pub acked: Option<Stamp>,
+    pub seen: Option<Stamp>,
+}
+
 impl TxStore {
     /// A stream of `id` ended: handed to the transport at `handed` (if it was), and
     /// acknowledged at `acked` (if it was).
     pub fn note_stream(&mut self, id: u32, handed: Option<Instant>, acked: Option<Instant>) {
+        let start = self.start;
         let Some(rec) = self.records.get_mut(id as usize) else {
             return;
         };
+        let stamp = |t: Option<Instant>| t.map(|t| Stamp::at(t, start));
         let m = &mut rec.marks;
-        m.handed = m.handed.into_iter().chain(handed).min();
-        m.acked = m.acked.into_iter().chain(acked).min();
+        m.handed = m.handed.into_iter().chain(stamp(handed)).min();
+        m.acked = m.acked.into_iter().chain(stamp(acked)).min();
     }
 
     /// When `id` was first sent, and the first time each later step happened.
     pub fn marks(&self, id: u32) -> Option<(Instant, Marks)> {
         let rec = self.records.get(id as usize)?;
-        Some((rec.first_sent?, rec.marks))
+        let at = |s: Option<Stamp>| s.map(|s| s.instant(self.start));
+        let Stamps {
+            handed,
+            acked,
+            seen,
+        } = rec.marks;
+        let marks = Marks {
+            handed: at(handed),
+            acked: at(acked),
+            seen: at(seen),
+        };
+        Some((rec.first_sent?.instant(self.start), marks))
     }
 
     /// A leader's verdict changed: the event for `--events`.

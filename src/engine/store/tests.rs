@@ -65,3 +65,16 @@ fn the_send_log_is_bounded_and_keeps_what_matters() {
     );
     assert_eq!(store.counts().streams.throttled, 2);
 }
+
+/// Every transaction of a run has a record, a million from one file: 104 bytes — the wire's
+/// shared pointer (16), the blockhash (32), the queue order (8), five moments at 8 bytes each
+/// ([`super::stamp::Stamp`]) and three one-byte fields. With `Option<Instant>` moments and the
+/// seen slot it was 160.
+#[test]
+fn a_record_stays_small() {
+    assert!(
+        std::mem::size_of::<TxRecord>() <= 104,
+        "{}",
+        std::mem::size_of::<TxRecord>()
+    );
+}
