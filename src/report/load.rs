@@ -164,8 +164,8 @@ mod tests {
                 r.id
             );
             assert_eq!(
-                (b.cu_price, b.cu_limit, b.landed_leader),
-                (r.cu_price, r.cu_limit, r.landed_leader)
+                (b.cu_price, b.cu_limit, b.landed_leader.as_deref()),
+                (r.cu_price, r.cu_limit, r.landed_leader.as_deref())
             );
             assert_eq!(b.send_log, r.send_log);
             let mut sent_to = r.sent_to.to_vec();

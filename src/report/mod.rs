@@ -190,7 +190,7 @@ impl Report {
                     last_valid_exact: v.last_valid_exact,
                     latency_ms: ms(v.time_to_land),
                     leaders: leaders.into_iter().collect(),
-                    landed_leader: v.landed_leader.map(|l| l.to_string()),
+                    landed_leader: v.landed_leader.as_ref().map(|l| l.to_string()),
                     cu_price: v.cu_price,
                     cu_limit: v.cu_limit,
                     fee_percentile: s

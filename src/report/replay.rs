@@ -186,7 +186,7 @@ pub(super) fn to_snapshot(file: RunReport) -> Result<Snapshot, (usize, String)> 
 /// The first slot a leader's landings were in, for the leaders panel's slot column.
 fn first_landing(txs: &Vector<TxView>, leader: &Pubkey) -> Option<u64> {
     txs.iter()
-        .filter(|v| v.landed_leader.as_ref() == Some(leader))
+        .filter(|v| v.landed_leader.as_deref() == Some(leader))
         .filter_map(|v| v.landed_slot)
         .min()
 }
@@ -289,8 +289,14 @@ fn tx_view(
         last_leader: send_log
             .last()
             .map(|s| s.leader)
-            .or(sent_to.last().copied()),
-        landed_leader: t.landed_leader.as_deref().map(key).transpose()?,
+            .or(sent_to.last().copied())
+            .map(Arc::new),
+        landed_leader: t
+            .landed_leader
+            .as_deref()
+            .map(key)
+            .transpose()?
+            .map(Arc::new),
         last_error: t.error.map(Into::into),
         send_log_dropped: t.streams_dropped.unwrap_or(0),
         send_log: Arc::new(send_log),

@@ -122,8 +122,12 @@ fn lines<'a>(tx: &'a TxView, snap: &Snapshot, theme: Theme) -> Vec<Line<'a>> {
         (Some(slot), None) => format!("slot {}", fmt::count(slot)),
         (None, _) => "not yet".into(),
     };
-    if let Some(leader) = tx.landed_leader.filter(|_| tx.landed_slot.is_some()) {
-        landed.push_str(&format!(", leader {}", fmt::short_key(&leader)));
+    if let Some(leader) = tx
+        .landed_leader
+        .as_deref()
+        .filter(|_| tx.landed_slot.is_some())
+    {
+        landed.push_str(&format!(", leader {}", fmt::short_key(leader)));
     }
     out.push(field("Landed", vec![Span::raw(landed)]));
     out.push(field("Price", price(tx, snap, theme)));

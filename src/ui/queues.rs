@@ -323,7 +323,7 @@ fn tx_cells(
         columns::right(tx.time_to_land.map(fmt::span).unwrap_or_else(dash)),
         TCell::from(
             tx.last_leader
-                .as_ref()
+                .as_deref()
                 .map(fmt::short_key)
                 .unwrap_or_else(dash),
         ),

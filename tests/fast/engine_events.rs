@@ -172,7 +172,7 @@ async fn every_landing_names_its_slots_leader() {
     assert_eq!(landed, snap.counts.confirmed + snap.counts.failed);
     for v in snap.txs.iter() {
         let slot = v.landed_slot.expect("every transaction landed");
-        let leader = v.landed_leader.expect("its slot's leader is known");
+        let leader = *v.landed_leader.clone().expect("its slot's leader is known");
         assert_eq!(leader, cluster.leader_at(slot), "tx {}", v.id);
         assert!(
             v.sent_to.contains(&leader),

@@ -78,6 +78,7 @@ impl TxStore {
 
     /// Names the leader of the slot it landed in.
     pub fn record_landed_leader(&mut self, id: u32, leader: Pubkey) {
+        let leader = self.key(leader);
         if let Some(view) = self.views.get_mut(id as usize) {
             view.landed_leader = Some(leader);
         }

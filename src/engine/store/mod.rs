@@ -12,10 +12,11 @@ mod stamp;
 #[cfg(test)]
 mod tests;
 
-use std::{sync::Arc, time::Duration};
+use std::{collections::HashMap, sync::Arc, time::Duration};
 
 use imbl::Vector;
 use solana_hash::Hash;
+use solana_pubkey::Pubkey;
 use tokio::{sync::mpsc, time::Instant};
 
 use self::stamp::Stamp;
@@ -67,6 +68,8 @@ pub struct TxStore {
     start: Instant,
     /// `--events`: every state change and stream outcome, as it happens.
     events: Option<mpsc::UnboundedSender<RunEvent>>,
+    /// Each leader's key, once, for the views that name it.
+    keys: HashMap<Pubkey, Arc<Pubkey>>,
 }
 
 impl TxStore {
@@ -144,7 +147,13 @@ impl TxStore {
             },
             start,
             events: None,
+            keys: HashMap::new(),
         }
+    }
+
+    /// `leader`'s key as the views share it.
+    pub(super) fn key(&mut self, leader: Pubkey) -> Arc<Pubkey> {
+        Arc::clone(self.keys.entry(leader).or_insert_with(|| Arc::new(leader)))
     }
 
     /// Streams every state change and stream outcome to `events` from now on.

@@ -47,6 +47,7 @@ impl TxStore {
         let at = self.since_start(now);
         self.counts.sends += 1;
         let stamp = Stamp::at(now, self.start);
+        let last_leader = targets.first().map(|(leader, _)| self.key(*leader));
         let rec = &mut self.records[id as usize];
         rec.first_sent.get_or_insert(stamp);
         rec.last_sent = Some(stamp);
@@ -57,7 +58,7 @@ impl TxStore {
         view.sends += 1;
         view.first_sent.get_or_insert(at);
         view.last_sent = Some(at);
-        view.last_leader = targets.first().map(|(leader, _)| *leader);
+        view.last_leader = last_leader;
         for (leader, _) in targets {
             if !view.sent_to.contains(leader) {
                 Arc::make_mut(&mut view.sent_to).push(*leader);
