@@ -379,7 +379,13 @@ fn one(
     let (after, settled) = settled_counters(cluster)?;
     let delta = CounterDelta::between(counters, &after, settled);
     *counters = after;
-    let to_land = slots_to_land(&sent.landed, start, rate, &samples);
+    // One schedule for every contender of a scenario: its pace, or in the `--rate max`
+    // scenario the fastest pace a contender is asked for (tpu-client-next's), so a slower
+    // sender falls behind it as its users would wait. Each on its own schedule (txpace at max
+    // from its start), the figures measured different things: txpace's p99 the run's length,
+    // tpu-client-next's its latency at 200 tx/s (23 slots against 4 in one run).
+    let schedule = if s.max { Some(ctx.next_max_rate) } else { rate };
+    let to_land = slots_to_land(&sent.landed, start, schedule, &samples);
     Ok(Run {
         scenario: name,
         demanding: s.demanding(),

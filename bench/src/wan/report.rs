@@ -195,7 +195,8 @@ pub(super) fn sections(runs: &[Run], n: usize, load: &str) -> Vec<Section> {
     table.note(
         "(landed: unique messages, from the chain on node 2, which no contender sends to; \
          slots p50/p99: each landed transaction's slot less the node's slot when it was due at \
-         its sender's pace, counted from the sender's process start — at max, from the start; \
+         its sender's pace (in the max scenario, for every contender, at the fastest pace one is \
+         asked for: tpu-client-next's), counted from the sender's process start; \
          sends/tx: streams per landed, per transaction per leader address, counted where each \
          sender makes them — n/a for RPC sendTransaction, whose node makes its streams; the \
          goals compare txpace with the better of Agave's two TPU clients, not with RPC)",
