@@ -304,7 +304,9 @@ pub trait Transport: Send + Sync + 'static {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PathFigures {
     /// Quinn's smoothed round trip (`PathStats::rtt`), the mean over the live connections;
-    /// `None` with none live.
+    /// `None` with none live, but for an address whose connections the transport closed for
+    /// idleness: there, the figure as they closed (the link was measured, and a leader whose
+    /// turn is over is not unjudged).
     pub srtt: Option<Duration>,
     /// Datagrams sent, counted lost, and congestion events (`PathStats`), over every
     /// connection, closed ones included.

@@ -133,7 +133,6 @@ impl Gone {
             (Some((old, at)), None) => {
                 let since = now.saturating_duration_since(*at);
                 Some(PathFigures {
-                    srtt: None,
                     connections: 0,
                     new_last_minute: 0,
                     ignored_ago: old.ignored_ago.map(|a| a + since),

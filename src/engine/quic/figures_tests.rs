@@ -133,3 +133,30 @@ async fn the_transport_sends_from_the_bound_address() {
     let refused = QuicTransport::with_options(&Keypair::new(), elsewhere);
     assert!(matches!(refused, Err(QuicSetupError::Bind(_))));
 }
+
+/// A leader whose connections were closed for idleness (its turn over) keeps the round trip
+/// they measured, so its verdict does not turn to "none" at the end of a run (`txpace-bench
+/// wan`: a 20 ms node's verdict read `–` after its connection idled out); what only live
+/// connections have (their count, the last minute's handshakes) is zero.
+#[test]
+fn an_idle_leader_keeps_its_last_round_trip() {
+    let t0 = tokio::time::Instant::now();
+    let mut gone = super::figures::Gone::default();
+    let addr: SocketAddr = "127.0.0.1:9".parse().expect("address");
+    let measured = PathFigures {
+        srtt: Some(Duration::from_millis(23)),
+        sent_packets: 196,
+        connections: 1,
+        new_last_minute: 1,
+        ..PathFigures::default()
+    };
+    gone.keep(addr, measured, t0);
+    let f = gone
+        .with(addr, None, t0 + Duration::from_secs(5))
+        .expect("kept");
+    assert_eq!(f.srtt, Some(Duration::from_millis(23)));
+    assert_eq!(
+        (f.sent_packets, f.connections, f.new_last_minute),
+        (196, 0, 0)
+    );
+}

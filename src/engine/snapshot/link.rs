@@ -20,7 +20,8 @@ pub struct LinkView {
     /// `ok`, `far`, `lossy`, `budget`, `evicted`, `ignoring` or `dark`; `null` when nothing
     /// was measured to judge by.
     pub verdict: Option<Verdict>,
-    /// Quinn's smoothed round trip (mean over the live connections).
+    /// Quinn's smoothed round trip (mean over the live connections; with none, as it was when
+    /// txpace closed them for idleness).
     pub srtt_ms: Option<u64>,
     /// The variation of the streams' answer times (RFC 6298's `rttvar` over the time from each
     /// stream's hand-off to its acknowledgement, see `engine::link`): quinn keeps its own
