@@ -97,7 +97,7 @@ impl Runs {
         let _ = families::encode(&series, &mut text);
         // Leader identities and endpoints are public, but errors may quote a URL: scrubbed
         // like every other output.
-        crate::redact::scrub(text)
+        crate::redact::scrub_owned(text)
     }
 }
 

@@ -308,7 +308,7 @@ pub fn print_json(value: &impl Serialize, compact: bool) -> anyhow::Result<()> {
     }
     .context("encoding the report as JSON")?;
     text.push('\n');
-    let text = crate::redact::scrub(text);
+    let text = crate::redact::scrub_owned(text);
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
@@ -328,7 +328,7 @@ pub fn write_private_json(path: &Path, value: &impl Serialize) -> anyhow::Result
     // otherwise (a 5,000-transaction report took a third of a second).
     let mut text = serde_json::to_string_pretty(value).context("encoding the report as JSON")?;
     text.push('\n');
-    let text = crate::redact::scrub(text);
+    let text = crate::redact::scrub_owned(text);
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .write(true)
