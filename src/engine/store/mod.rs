@@ -43,7 +43,7 @@ pub struct TxRecord {
     first_sent: Option<Stamp>,
     last_sent: Option<Stamp>,
     /// When each step towards landing first happened (see `split`).
-    marks: split::Stamps,
+    marks: Marks<Stamp>,
 }
 
 impl TxRecord {
@@ -99,7 +99,7 @@ impl TxStore {
                 queue_seq: i as u64,
                 first_sent: None,
                 last_sent: None,
-                marks: split::Stamps::default(),
+                marks: Marks::default(),
             });
             views.push_front(TxView {
                 id,

@@ -11,23 +11,36 @@ use tokio::time::Instant;
 use super::{TxStore, stamp::Stamp};
 use crate::engine::{event::RunEvent, snapshot::LinkView};
 
-/// The first time each step happened, over all of a transaction's sends.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Marks {
+/// The first time each step happened, over all of a transaction's sends: as moments, or as a
+/// record holds them ([`Stamp`]s).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Marks<T = Instant> {
     /// A stream of it was handed to the transport.
-    pub handed: Option<Instant>,
+    pub handed: Option<T>,
     /// A leader acknowledged a stream of it.
-    pub acked: Option<Instant>,
+    pub acked: Option<T>,
     /// A status lookup found it in a slot (at any commitment).
-    pub seen: Option<Instant>,
+    pub seen: Option<T>,
 }
 
-/// [`Marks`] as a record holds them (see [`Stamp`]).
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Stamps {
-    pub handed: Option<Stamp>,
-    pub acked: Option<Stamp>,
-    pub seen: Option<Stamp>,
+impl<T> Default for Marks<T> {
+    fn default() -> Self {
+        Marks {
+            handed: None,
+            acked: None,
+            seen: None,
+        }
+    }
+}
+
+impl<T> Marks<T> {
+    fn map<U>(self, f: impl Fn(T) -> U) -> Marks<U> {
+        Marks {
+            handed: self.handed.map(&f),
+            acked: self.acked.map(&f),
+            seen: self.seen.map(&f),
+        }
+    }
 }
 
 impl TxStore {
@@ -47,17 +60,7 @@ impl TxStore {
     /// When `id` was first sent, and the first time each later step happened.
     pub fn marks(&self, id: u32) -> Option<(Instant, Marks)> {
         let rec = self.records.get(id as usize)?;
-        let at = |s: Option<Stamp>| s.map(|s| s.instant(self.start));
-        let Stamps {
-            handed,
-            acked,
-            seen,
-        } = rec.marks;
-        let marks = Marks {
-            handed: at(handed),
-            acked: at(acked),
-            seen: at(seen),
-        };
+        let marks = rec.marks.map(|s| s.instant(self.start));
         Some((rec.first_sent?.instant(self.start), marks))
     }
 
