@@ -156,13 +156,10 @@ fn read_json(name: &str, reader: impl Read, mut feed: FileFeed) -> io::Result<()
         let position = format!(" at line {} column {}", err.line(), err.column());
         let message = full.strip_suffix(&position).unwrap_or(&full);
         let origin = match err.line() {
-            0 => name.to_string(),
-            line => format!("{name}:{line}"),
+            0 => Origin::from(name),
+            line => Origin::line(&Arc::from(name), line as u64),
         };
-        feed.push(
-            Origin::from(origin),
-            Raw::Bad(format!("invalid JSON: {message}")),
-        );
+        feed.push(origin, Raw::Bad(format!("invalid JSON: {message}")));
     }
     feed.finish();
     Ok(())
