@@ -2,7 +2,8 @@
 //! 320 ms link losing 5% each way, 100 tx/s is carried — every stream accepted, none waiting
 //! anywhere near the 5 s that was read as the leader's timeout, on at most 8 connections; and
 //! on an `apac` link, a leader reading as a 4.0 leader does (one stream at a time per
-//! connection, a budget per window) delays none of them once the pool has spread.
+//! connection, a budget per window) delays them rarely once the pool has spread: a burst
+//! that follows a repair whose retransmission was lost too, not one every second.
 //!
 //! What each part buys, printed by this test (`cargo test --lib wan_tests -- --nocapture`)
 //! with `STREAMS` at 2,000 (20 s), send time p50 / p99 and wall: quinn's default controller on
@@ -128,12 +129,21 @@ fn budget_server() -> (SocketAddr, Arc<Mutex<Vec<tokio::time::Instant>>>) {
 
 /// An `apac` link (230 ms, 2% loss each way) at 100 tx/s, half the budget of a 4.0 leader:
 /// a lost datagram holds every later stream of its connection until it is repaired, and the
-/// leader then reads them at once, more than its window allows. Once the pool has spread over
-/// enough connections, what one repair holds back stays under the budget: no stream is
-/// delayed after the first 3 s (`SETTLE`). Before them, the streams queued behind the first
-/// handshake reach the leader at once, and the loss that shows the link lossy is the first
-/// repair. On one connection (before the pool spread on loss) 13 of 500 streams were
-/// delayed, some in every second; spread, none after the first 1.7 s in three runs.
+/// leader then reads them at once, more than its window allows. A leader that delays one
+/// stream stops reading that connection meanwhile, so what queues behind it is read at once in
+/// the next window, over the budget again: one burst is an episode of a few windows
+/// ([`episodes`]). Once the pool has spread over enough connections, what one repair holds
+/// back stays under the budget, and after the first 3 s (`SETTLE`) at most two episodes come
+/// in the 5 s left, where one connection had one every second. Before them, the streams queued behind the first handshake reach the
+/// leader at once, and the loss that shows the link lossy is the first repair.
+///
+/// Not none: a repair whose retransmission is lost too holds its connection for a probe
+/// timeout, about a second here, more than any pool the leader allows keeps under its budget
+/// (at 2% loss each way, about once in five seconds). In 28 runs at 40cb04d (22 with the rest
+/// of the library's tests beside it), 6 had one episode after `SETTLE` and none had two (so
+/// about one run in forty would have two, and the test asks for at most two); on one
+/// connection (before the pool spread on loss) 13 of 500 streams were delayed, in episodes
+/// every second.
 #[tokio::test]
 async fn a_lossy_link_spreads_streams_so_a_repair_stays_within_the_budget() {
     const SETTLE: Duration = Duration::from_secs(3);
@@ -164,9 +174,32 @@ async fn a_lossy_link_spreads_streams_so_a_repair_stays_within_the_budget() {
         "{STREAMS} streams at {RATE}/s over 230 ms / 2%: {connections} connection(s), delayed at {delayed:?}"
     );
     assert!(connections > 1, "one connection carried every stream");
-    let late: Vec<_> = delayed.iter().filter(|d| **d > SETTLE).collect();
+    let late: Vec<Duration> = delayed.iter().copied().filter(|d| *d > SETTLE).collect();
     assert!(
-        late.is_empty(),
-        "streams delayed by the budget after {SETTLE:?}: at {late:?}"
+        episodes(&late) <= 2,
+        "more than two episodes of streams delayed by the budget after {SETTLE:?}: at {late:?}"
     );
+}
+
+/// How many episodes the sorted moments of delayed streams make: a delay more than
+/// [`EPISODE_GAP`] after the one before starts a new one.
+fn episodes(delayed: &[Duration]) -> usize {
+    delayed
+        .iter()
+        .zip(std::iter::once(None).chain(delayed.iter().map(Some)))
+        .filter(|(d, before)| before.is_none_or(|b| d.saturating_sub(*b) > EPISODE_GAP))
+        .count()
+}
+
+/// How long a leader's delays cascade after one burst: the delayed stream's window (100 ms),
+/// the next window that reads what queued behind it, and a repair's half round trip more.
+const EPISODE_GAP: Duration = Duration::from_millis(500);
+
+#[test]
+fn delays_close_together_are_one_episode() {
+    let ms = Duration::from_millis;
+    assert_eq!(episodes(&[]), 0);
+    assert_eq!(episodes(&[ms(3_007)]), 1);
+    assert_eq!(episodes(&[ms(3_007), ms(3_478), ms(3_900)]), 1);
+    assert_eq!(episodes(&[ms(3_007), ms(3_600)]), 2);
 }
