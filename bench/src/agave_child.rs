@@ -7,7 +7,6 @@ use std::{
     collections::HashSet,
     path::{Path, PathBuf},
     sync::{Arc, atomic::Ordering},
-    time::Instant,
 };
 
 use anyhow::Result;
@@ -54,7 +53,7 @@ pub fn send<F>(
     during: F,
 ) -> Result<AgaveRun>
 where
-    F: FnOnce(Instant) -> Result<()> + Send,
+    F: FnOnce(measure::Started) -> Result<()> + Send,
 {
     let mut cmd = workload_command("agave-send", &ep.rpc, keypair, count, amount_base)?;
     cmd.args(["--ws", &ep.ws]);

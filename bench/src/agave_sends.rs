@@ -161,7 +161,9 @@ impl<T> Counting<T> {
     /// Counts the non-empty buffers of a send.
     fn count<'a>(&self, buffers: impl IntoIterator<Item = &'a [u8]>) {
         let n = buffers.into_iter().filter(|b| !b.is_empty()).count();
-        self.sent.fetch_add(n as u64, Ordering::Relaxed);
+        if n > 0 {
+            crate::first_send::note(self.sent.fetch_add(n as u64, Ordering::Relaxed));
+        }
     }
 }
 

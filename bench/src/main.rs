@@ -12,6 +12,7 @@ mod child;
 mod cluster;
 mod deploy;
 mod faults;
+mod first_send;
 mod load;
 mod markdown;
 mod measure;

@@ -3,13 +3,18 @@
 //! both run as separate processes and compared on equal terms.
 
 use std::{
+    io::{BufRead, BufReader, Read},
     process::{Child, Command, ExitStatus, Stdio},
+    sync::mpsc::{self, Sender},
     time::{Duration, Instant},
 };
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
+
+use crate::first_send;
+pub use crate::first_send::Started;
 
 #[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct Usage {
@@ -32,10 +37,10 @@ pub fn run(cmd: &mut Command) -> Result<Finished> {
 
 /// [`run`], with `during` run on a thread of its own while the child runs, from the child's
 /// start (a fault injected into the run: `during` sleeps until its moment, counted from the
-/// instant it is given). Its error, if any, is the run's.
+/// child's spawn or its first send, see [`Started`]). Its error, if any, is the run's.
 pub fn run_during<F>(cmd: &mut Command, during: F) -> Result<Finished>
 where
-    F: FnOnce(Instant) -> Result<()> + Send,
+    F: FnOnce(Started) -> Result<()> + Send,
 {
     let started = Instant::now();
     let child = cmd
@@ -43,9 +48,10 @@ where
         .stderr(Stdio::piped())
         .spawn()
         .with_context(|| format!("spawning {cmd:?}"))?;
+    let (first, said) = mpsc::channel();
     std::thread::scope(|scope| {
-        let side = scope.spawn(move || during(started));
-        let done = wait(child, started);
+        let side = scope.spawn(move || during(Started::new(started, said)));
+        let done = watch(child, started, Some(first));
         let side = side
             .join()
             .map_err(|_| anyhow::anyhow!("the fault thread panicked"))?;
@@ -55,29 +61,30 @@ where
 
 /// Waits for `child` and measures it; its standard output and error, where piped, are read to
 /// the end (on threads, so a chatty child never blocks on a full pipe).
-pub(crate) fn wait(mut child: Child, started: Instant) -> Result<Finished> {
-    use std::io::Read;
+pub(crate) fn wait(child: Child, started: Instant) -> Result<Finished> {
+    watch(child, started, None)
+}
+
+/// [`wait`], telling `first` when the child's output first says it sent (see `first_send`);
+/// txpace's `--events` lines are read for that and not kept.
+fn watch(mut child: Child, started: Instant, first: Option<Sender<Instant>>) -> Result<Finished> {
     let pid = child.id() as libc::pid_t;
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(mut pipe) = pipe {
-                let _ = pipe.read_to_string(&mut s);
-            }
-            s
-        })
+    let drain = |pipe: Option<Box<dyn Read + Send>>, first: Option<Sender<Instant>>| {
+        std::thread::spawn(move || pipe.map(|p| read_lines(p, first)).unwrap_or_default())
     };
     let out = drain(
         child
             .stdout
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        first.clone(),
     );
     let err = drain(
         child
             .stderr
             .take()
             .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        first,
     );
     let mut status: libc::c_int = 0;
     // SAFETY: rusage is plain old data, filled in by the kernel.
@@ -103,6 +110,24 @@ pub(crate) fn wait(mut child: Child, started: Instant) -> Result<Finished> {
         stdout: out.join().unwrap_or_default(),
         stderr: err.join().unwrap_or_default(),
     })
+}
+
+/// A pipe's text to its end, without txpace's events; the first line that says the child sent
+/// goes to `first` (once).
+fn read_lines(pipe: Box<dyn Read + Send>, mut first: Option<Sender<Instant>>) -> String {
+    let mut reader = BufReader::new(pipe);
+    let (mut text, mut line) = (String::new(), Vec::new());
+    while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+        let l = String::from_utf8_lossy(&line);
+        if first.is_some() && first_send::is_first_send(&l) {
+            let _ = first.take().map(|f| f.send(Instant::now()));
+        }
+        if !first_send::is_event(&l) {
+            text.push_str(&l);
+        }
+        line.clear();
+    }
+    text
 }
 
 /// Sends in the one unit every contender is counted in: transactions handed to a QUIC
@@ -259,6 +284,45 @@ mod tests {
     /// An exit status as `wait` reports it: `code` for an exit, or killed by `signal`.
     fn exited(code: i32) -> ExitStatus {
         ExitStatus::from_raw(code << 8)
+    }
+
+    /// A child that prints, says it sent (as txpace's events do), waits, and ends: `during`
+    /// learns of the send as it is said, long before the child ends, and the event line is
+    /// not in the output kept.
+    #[test]
+    fn during_learns_the_first_send_as_the_child_says_it_and_events_are_not_kept() {
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            r#"echo starting; echo '{"t_ms":1,"event":"state","to":"sent"}'; sleep 1; echo done >&2"#,
+        ]);
+        let seen = std::sync::Mutex::new(None);
+        let done = run_during(&mut cmd, |s| {
+            let first = s.first_send().expect("said");
+            *seen.lock().expect("lock") = Some(first.duration_since(s.spawned));
+            Ok(())
+        })
+        .expect("run");
+        let after = seen.lock().expect("lock").expect("seen");
+        assert!(
+            after < Duration::from_millis(800),
+            "seen {after:?} after the spawn"
+        );
+        assert!(done.usage.wall_s >= 1.0);
+        assert_eq!(done.stdout, "starting\n");
+        assert_eq!(done.stderr, "done\n");
+    }
+
+    #[test]
+    fn a_child_that_never_says_it_sent_has_no_first_send() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo nothing sent"]);
+        let done = run_during(&mut cmd, |s| {
+            assert_eq!(s.first_send(), None);
+            Ok(())
+        })
+        .expect("run");
+        assert_eq!(done.stdout, "nothing sent\n");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! ([`agave_child::messages`]), so the benchmark reads its landings from the chain the same way
 //! ([`agave_child::expected`]), paid by a payer of its own.
 
-use std::{path::Path, time::Instant};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 
@@ -31,7 +31,7 @@ pub fn send<F>(
     during: F,
 ) -> Result<AgaveRun>
 where
-    F: FnOnce(Instant) -> Result<()> + Send,
+    F: FnOnce(measure::Started) -> Result<()> + Send,
 {
     let mut cmd = agave_child::workload_command("next-send", &ep.rpc, keypair, count, amount_base)?;
     cmd.args(["--ws", &ep.ws])

@@ -104,7 +104,11 @@ impl WorkersBroadcaster for CountingBroadcaster {
         let n = batch.clone().into_iter().count() as u64;
         for leader in leaders {
             match workers.try_send_transactions_to_address(leader, batch.clone()) {
-                Ok(()) => self.0.sends.fetch_add(n, Ordering::Relaxed),
+                Ok(()) => {
+                    let before = self.0.sends.fetch_add(n, Ordering::Relaxed);
+                    crate::first_send::note(before);
+                    before
+                }
                 Err(err) => {
                     if err == WorkersCacheError::ReceiverDropped
                         && let Some(worker) = workers.pop(*leader)

@@ -48,7 +48,7 @@ pub fn send<F>(
     during: F,
 ) -> Result<AgaveRun>
 where
-    F: FnOnce(Instant) -> Result<()> + Send,
+    F: FnOnce(measure::Started) -> Result<()> + Send,
 {
     let mut cmd = agave_child::workload_command("rpc-send", &ep.rpc, keypair, count, amount_base)?;
     cmd.args(["--rate", &rate.to_string()]);
@@ -91,6 +91,7 @@ pub fn rpc_send(args: RpcArgs) -> Result<()> {
             let due = start + Duration::from_secs_f64(n as f64 / args.rate.max(0.001));
             std::thread::sleep(due.saturating_duration_since(Instant::now()));
             let tx = Transaction::new(&[&payer], messages[i].clone(), hash);
+            crate::first_send::note(calls);
             calls += 1;
             // A refused call is a send that did not happen; the status poll settles the rest.
             if let Ok(sig) = rpc.send_transaction_with_config(&tx, config) {

@@ -44,7 +44,7 @@ pub(crate) fn txpace_run<F>(
     during: F,
 ) -> Result<TxpaceRun>
 where
-    F: FnOnce(std::time::Instant) -> Result<()> + Send,
+    F: FnOnce(measure::Started) -> Result<()> + Send,
 {
     let (mut cmd, report) = send_command(v, file, "--no-tui", extra)?;
     let done = measure::run_during(&mut cmd, during)?;

@@ -4,6 +4,11 @@
 //! Agave's send-transaction service drives it — each meeting the same fault at the same moment
 //! of its run, in one run:
 //!
+//! Each fault's moment is counted from the sender's first send, read from its output (see
+//! `first_send`; txpace runs with `--events -` for it, writing a few lines per transaction,
+//! which its CPU figure includes): a sender that takes longer to start is not met earlier in
+//! its sending.
+//!
 //! - **freeze**: the validator stopped (SIGSTOP) 5 s in, for 10 s — a hung leader;
 //! - **blackout**: the TPU's UDP dropped both ways 4 s in, for 10 s — a link cut while the node
 //!   runs on. A `solana-test-validator` advertises its own TPU port to every client, so this case
@@ -25,6 +30,8 @@ use std::{
     path::{Path, PathBuf},
     time::{Duration, Instant},
 };
+
+use crate::measure::Started;
 
 use anyhow::{Result, anyhow};
 use serde::Serialize;
@@ -288,10 +295,16 @@ struct Ctx<'a> {
 /// One sender through one fault.
 fn one(ctx: &Ctx, fault: Fault, round: u32, sender: Sender, stage: &mut Stage) -> Result<Run> {
     eprintln!("{}, round {round}: {sender:?}…", fault.label());
-    let frozen_slot = std::sync::Mutex::new(None);
-    let during = |start: Instant| {
-        let slot = stage.inject(fault, start)?;
-        *frozen_slot.lock().unwrap_or_else(|e| e.into_inner()) = slot;
+    // The slot the freeze stopped at, and how long after its spawn the sender first sent.
+    let frozen_slot = std::sync::Mutex::new((None, None));
+    let during = |start: Started| {
+        let Some(first) = start.first_send() else {
+            eprintln!("{sender:?} ended without a first send: no fault injected");
+            return Ok(());
+        };
+        let slot = stage.inject(fault, first)?;
+        *frozen_slot.lock().unwrap_or_else(|e| e.into_inner()) =
+            (slot, Some(first.duration_since(start.spawned)));
         Ok(())
     };
     let mut bound = None;
@@ -299,14 +312,15 @@ fn one(ctx: &Ctx, fault: Fault, round: u32, sender: Sender, stage: &mut Stage) -
         Sender::Txpace => {
             let name = format!("{}-{round}.b64", fault.label());
             let file = generate(ctx.ep, ctx.dir, &name, ctx.count, 1)?;
-            let run = txpace_run(ctx.ep, &file, &[], during)?;
+            let run = txpace_run(ctx.ep, &file, &["--events", "-"], during)?;
             let slots = landed_slots(&ctx.rpc(), &report_signatures(&run.report)?)?;
-            let frozen = *frozen_slot.lock().unwrap_or_else(|e| e.into_inner());
+            let (frozen, first) = *frozen_slot.lock().unwrap_or_else(|e| e.into_inner());
             let confirmation = run.report["summary"]["latency_ms"]["p50"].as_f64();
-            if let (Some(frozen), Some(ms)) = (frozen, confirmation) {
+            if let (Some(frozen), Some(first), Some(ms)) = (frozen, first, confirmation) {
                 let (at, lasting) = fault.timing();
                 bound = Some(FreezeBound {
-                    thaw_s: (at + lasting).as_secs_f64(),
+                    // From the spawn, as the wall time is.
+                    thaw_s: (first + at + lasting).as_secs_f64(),
                     owed: FreezeBound::owed(ctx.count as u64, &slots, frozen),
                     confirmation_s: ms / 1000.0,
                 });

@@ -42,7 +42,7 @@ use crate::{
     chain::{block_messages, first_landings, fund_payer, landed_slot_each, report_signatures},
     load::{Load, LoadFigures, LoadSpec, UNSTAKED_BUDGET_TPS},
     markdown,
-    measure::{Sends, Usage},
+    measure::{Sends, Started, Usage},
     next_child, rpc_child,
     txpace_child::txpace_run,
     workload::{Endpoint, PACE_TPS, generate, tempfile_dir},
@@ -300,9 +300,14 @@ fn one(
     let clock = SlotClock::start(ctx.ep.rpc.clone());
     let started = Mutex::new(None);
     let dark = s.dark;
-    let during = |start: Instant| -> Result<()> {
-        *started.lock().unwrap_or_else(|e| e.into_inner()) = Some(start);
+    let during = |start: Started| -> Result<()> {
+        *started.lock().unwrap_or_else(|e| e.into_inner()) = Some(start.spawned);
         if dark {
+            // Timed from the contender's first send (see `first_send`), as in `faults`.
+            let Some(start) = start.first_send() else {
+                eprintln!("{sender:?} ended without a first send: the node was not darkened");
+                return Ok(());
+            };
             let (from, to) = Scenario::dark_window(Duration::from_secs_f64(expected_s));
             sleep_until(start + from);
             cluster.blackhole(DARK_NODE).map_err(err)?;
@@ -313,8 +318,15 @@ fn one(
     };
     let sent = match (sender, &file) {
         (Sender::Txpace, Some(file)) => {
-            let extra: &[&str] = if s.max { &["--rate", "max"] } else { &[] };
-            let run = txpace_run(&ctx.ep, file, extra, during)?;
+            let mut extra = Vec::new();
+            if s.max {
+                extra.extend(["--rate", "max"]);
+            }
+            if dark {
+                // Its first send, for the dark window's moment (see `first_send`).
+                extra.extend(["--events", "-"]);
+            }
+            let run = txpace_run(&ctx.ep, file, &extra, during)?;
             catch_up(ctx)?;
             let summary = &run.report["summary"];
             Sent {
