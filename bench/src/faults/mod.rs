@@ -136,6 +136,9 @@ struct Run {
     duplicates: u64,
     /// txpace's bound through a freeze (see `bound`).
     bound: Option<FreezeBound>,
+    /// From its spawn to its first send, which the fault's moment is counted from (`None`:
+    /// it never said it sent, and met no fault).
+    first_send_s: Option<f64>,
     wall_s: f64,
     cpu_s: f64,
     sends: Option<Sends>,
@@ -296,14 +299,14 @@ struct Ctx<'a> {
 fn one(ctx: &Ctx, fault: Fault, round: u32, sender: Sender, stage: &mut Stage) -> Result<Run> {
     eprintln!("{}, round {round}: {sender:?}…", fault.label());
     // The slot the freeze stopped at, and how long after its spawn the sender first sent.
-    let frozen_slot = std::sync::Mutex::new((None, None));
+    let moments = std::sync::Mutex::new((None, None));
     let during = |start: Started| {
         let Some(first) = start.first_send() else {
             eprintln!("{sender:?} ended without a first send: no fault injected");
             return Ok(());
         };
         let slot = stage.inject(fault, first)?;
-        *frozen_slot.lock().unwrap_or_else(|e| e.into_inner()) =
+        *moments.lock().unwrap_or_else(|e| e.into_inner()) =
             (slot, Some(first.duration_since(start.spawned)));
         Ok(())
     };
@@ -314,7 +317,7 @@ fn one(ctx: &Ctx, fault: Fault, round: u32, sender: Sender, stage: &mut Stage) -
             let file = generate(ctx.ep, ctx.dir, &name, ctx.count, 1)?;
             let run = txpace_run(ctx.ep, &file, &["--events", "-"], during)?;
             let slots = landed_slots(&ctx.rpc(), &report_signatures(&run.report)?)?;
-            let (frozen, first) = *frozen_slot.lock().unwrap_or_else(|e| e.into_inner());
+            let (frozen, first) = *moments.lock().unwrap_or_else(|e| e.into_inner());
             let confirmation = run.report["summary"]["latency_ms"]["p50"].as_f64();
             if let (Some(frozen), Some(first), Some(ms)) = (frozen, first, confirmation) {
                 let (at, lasting) = fault.timing();
@@ -357,6 +360,11 @@ fn one(ctx: &Ctx, fault: Fault, round: u32, sender: Sender, stage: &mut Stage) -
         }
     };
     let (outcome, failure, duplicates) = outcome;
+    let first_send_s = moments
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .1
+        .map(|d| d.as_secs_f64());
     Ok(Run {
         fault,
         round,
@@ -367,6 +375,7 @@ fn one(ctx: &Ctx, fault: Fault, round: u32, sender: Sender, stage: &mut Stage) -
         failure,
         duplicates,
         bound,
+        first_send_s,
         wall_s: usage.wall_s,
         cpu_s: usage.cpu_s,
         sends,

@@ -81,6 +81,7 @@ pub(super) fn sections(runs: &[Run], n: usize) -> Vec<Section> {
     .right("round")
     .left("sender")
     .right("landed")
+    .right("first send s")
     .right("wall s")
     .right("CPU s")
     .right("sends/tx")
@@ -91,6 +92,8 @@ pub(super) fn sections(runs: &[Run], n: usize) -> Vec<Section> {
             r.round.to_string(),
             r.sender.label().to_string(),
             format!("{}/{}", r.landed, r.total),
+            r.first_send_s
+                .map_or_else(|| "–".to_string(), |s| format!("{s:.2}")),
             format!("{:.1}", r.wall_s),
             format!("{:.2}", r.cpu_s),
             Sends::show_per_landed(r.sends, r.landed),
@@ -101,7 +104,7 @@ pub(super) fn sections(runs: &[Run], n: usize) -> Vec<Section> {
             ),
         ]);
     }
-    table.note("(sends: per transaction per leader address, counted where each sender makes them)");
+    table.note("(sends: per transaction per leader address, counted where each sender makes them; first send: from the sender's spawn to its first send, which the fault's moment counts from; wall: from the spawn)");
     for line in goal_lines(runs) {
         table.note(line);
     }
@@ -138,6 +141,7 @@ mod tests {
             failure: failed.then(|| "exit 1: gave up".into()),
             duplicates: 0,
             bound: None,
+            first_send_s: Some(0.1),
             wall_s,
             cpu_s: 1.0,
             sends: None,
