@@ -29,6 +29,7 @@ use txpace::validator::{Localnet, LocalnetOptions};
 use crate::{
     agave_child,
     chain::{fund_payer, landed_messages, landed_slots, per_leader, report_signatures},
+    gap::{self, Gap},
     markdown::{self, Section},
     measure::{self, Sends, Usage},
     next_child,
@@ -95,6 +96,8 @@ struct Run {
     sends_per_landed: Option<f64>,
     /// Landed transactions by the leader of their slot, in node order.
     landed_per_node: Vec<u64>,
+    /// The longest stretch of slots without one of its landings (see `gap`).
+    gap: Option<Gap>,
     /// Landings beyond the first of a message (Agave's re-signed copies).
     duplicates: u64,
     /// Why its process failed, when it did: its exit and the tail of its standard error.
@@ -167,6 +170,7 @@ pub fn run(args: Args) -> Result<()> {
                     let per_node = per_leader(&rpc, &slots, &nodes)?;
                     let mut r =
                         contender(case, round, sender, &run.usage, sends, per_node, args.count);
+                    r.gap = gap::longest(&rpc, &slots, &nodes)?;
                     r.failure = run.failure;
                     r
                 } else {
@@ -202,6 +206,7 @@ pub fn run(args: Args) -> Result<()> {
                         args.count,
                     );
                     r.duplicates = landings.duplicates;
+                    r.gap = gap::longest(&rpc, &landings.slots, &nodes)?;
                     r.failure = agave.failure;
                     r
                 };
@@ -249,6 +254,7 @@ fn contender(
         sends,
         sends_per_landed: measure::per_landed(sends, landed),
         landed_per_node,
+        gap: None,
         duplicates: 0,
         failure: None,
     }
@@ -364,6 +370,7 @@ fn sections(f: &Figures, nodes: &[Pubkey], n: usize) -> Vec<Section> {
     .right("sends")
     .right("sends/tx")
     .left(&format!("landed per leader ({})", names.join(", ")))
+    .left("longest gap, slots")
     .left("note");
     for r in &f.runs {
         table.row(vec![
@@ -380,12 +387,18 @@ fn sections(f: &Figures, nodes: &[Pubkey], n: usize) -> Vec<Section> {
                 .map(u64::to_string)
                 .collect::<Vec<_>>()
                 .join(" / "),
+            r.gap.as_ref().map_or_else(|| "–".to_string(), Gap::label),
             measure::row_note(r.failure.as_deref(), r.duplicates)
                 .trim()
                 .to_string(),
         ]);
     }
     table.note("(sends: per transaction per leader address, counted where each sender makes them)");
+    table.note(
+        "(longest gap: the most slots between two of the run's landing slots, how many of them \
+         have no confirmed block, and how many each node led; a stall no sender can land \
+         through meets only the run under way)",
+    );
     for line in ratio_lines(&f.runs) {
         table.note(line);
     }

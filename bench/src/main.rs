@@ -13,6 +13,7 @@ mod cluster;
 mod deploy;
 mod faults;
 mod first_send;
+mod gap;
 mod load;
 mod markdown;
 mod measure;
