@@ -56,8 +56,8 @@ impl Scenario {
         self.competitors == 0 && !self.max
     }
 
-    /// When the dark node goes dark and comes back, from a run's start, for a run that takes
-    /// `run` at its pace: the middle [`DARK_FOR`] of it (from its start if it is shorter).
+    /// When the dark node goes dark and comes back, from a run's first send, for a run that
+    /// takes `run` at its pace: the middle [`DARK_FOR`] of it (from its start if it is shorter).
     pub fn dark_window(run: Duration) -> (Duration, Duration) {
         let from = (run / 2).saturating_sub(DARK_FOR / 2);
         (from, from + DARK_FOR)
