@@ -2,12 +2,7 @@
 //! txpace and through Agave's two clients at the same pace — the legacy
 //! `TpuClient::send_and_confirm_messages_with_spinner` and `solana-tpu-client-next` driven as
 //! Agave's send-transaction service drives it — each meeting the same fault at the same moment
-//! of its run, in one run:
-//!
-//! Each fault's moment is counted from the sender's first send, read from its output (see
-//! `first_send`; txpace runs with `--events -` for it, writing a few lines per transaction,
-//! which its CPU figure includes): a sender that takes longer to start is not met earlier in
-//! its sending.
+//! after its first send, in one run:
 //!
 //! - **freeze**: the validator stopped (SIGSTOP) 5 s in, for 10 s — a hung leader;
 //! - **blackout**: the TPU's UDP dropped both ways 4 s in, for 10 s — a link cut while the node
@@ -17,6 +12,11 @@
 //!   txpace alone would not cut Agave);
 //! - **restart**: the validator killed 5 s in and started again on its ledger, its RPC and
 //!   websocket gone until it is back.
+//!
+//! Each fault's moment is counted from the sender's first send, read from its output (see
+//! `first_send`; txpace runs with `--events -` for it, writing a few lines per transaction,
+//! which its CPU figure includes): a sender that takes longer to start is not met earlier in
+//! its sending.
 //!
 //! Landings come from the chain for every sender, one per unique message: the statuses of the
 //! signatures in txpace's report (it never re-signs), and each Agave client's messages (paid by
