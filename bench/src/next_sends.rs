@@ -104,20 +104,16 @@ impl WorkersBroadcaster for CountingBroadcaster {
         let n = batch.clone().into_iter().count() as u64;
         for leader in leaders {
             match workers.try_send_transactions_to_address(leader, batch.clone()) {
-                Ok(()) => {
-                    let before = self.0.sends.fetch_add(n, Ordering::Relaxed);
-                    crate::first_send::note(before);
-                    before
-                }
+                Ok(()) => crate::first_send::note(self.0.sends.fetch_add(n, Ordering::Relaxed)),
                 Err(err) => {
                     if err == WorkersCacheError::ReceiverDropped
                         && let Some(worker) = workers.pop(*leader)
                     {
                         shutdown_worker(worker);
                     }
-                    self.0.dropped.fetch_add(n, Ordering::Relaxed)
+                    self.0.dropped.fetch_add(n, Ordering::Relaxed);
                 }
-            };
+            }
         }
         Ok(())
     }
