@@ -365,7 +365,7 @@ pub fn run_engine_journaled(spec: RunSpec, journal: Option<RunJournal>) -> Resul
     drop(entered);
     let mut report = Report::new(&outcome, &spec.skipped);
     if spec.opts.report_sends {
-        report.add_streams(&outcome);
+        report.add_streams();
     }
     let report_path = match &spec.opts.report {
         Some(path) => {

@@ -123,7 +123,7 @@ mod tests {
         };
         let mut report = Report::new(&outcome, &[]);
         if sends {
-            report.add_streams(&outcome);
+            report.add_streams();
         }
         let file = tempfile::NamedTempFile::new().expect("temp file");
         report.write(file.path()).expect("write");

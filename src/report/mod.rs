@@ -13,7 +13,7 @@ pub use journal::load_journal;
 pub use load::{LoadError, load};
 pub use output::{check_writable, write_or_keep};
 
-use std::{collections::BTreeSet, path::Path, time::Duration};
+use std::{collections::BTreeSet, path::Path, sync::Arc, time::Duration};
 
 use serde::Serialize;
 use solana_pubkey::Pubkey;
@@ -36,7 +36,7 @@ pub struct Report {
     pub summary: Summary,
     /// Every leader sent to, most streams first.
     pub leaders: Vec<LeaderStats>,
-    pub transactions: Vec<TxReport>,
+    pub transactions: Transactions,
     /// Invalid input left out with `--skip-invalid`.
     pub skipped: Vec<Skipped>,
 }
@@ -143,6 +143,63 @@ pub struct TxReport {
     pub streams_dropped: Option<u64>,
 }
 
+/// The report's transactions, in input order: each line is made from the run's last snapshot
+/// as it is written, so a report never holds them all a second time (5,000 lines were 2-3 MB
+/// of strings on top of the snapshot they came from).
+#[derive(Debug)]
+pub struct Transactions {
+    snapshot: Arc<Snapshot>,
+    /// Highest commitment each transaction was seen at, by id.
+    commitments: Vec<Option<Commitment>>,
+    /// `--report-sends`: each line lists its streams.
+    streams: bool,
+}
+
+impl Transactions {
+    /// Each transaction's line.
+    pub fn iter(&self) -> impl Iterator<Item = TxReport> + '_ {
+        self.snapshot.txs.iter().map(|v| self.line(v))
+    }
+
+    fn line(&self, v: &TxView) -> TxReport {
+        let s = &self.snapshot;
+        let commitment = self.commitments.get(v.id as usize).copied().flatten();
+        let leaders: BTreeSet<String> = v.sent_to.iter().map(Pubkey::to_string).collect();
+        TxReport {
+            signature: v.signature.to_string(),
+            origin: v.origin.to_string(),
+            status: status_of(v, commitment),
+            sends: v.sends,
+            first_sent_ms: ms(v.first_sent),
+            landed_slot: match v.state {
+                TxState::Confirmed | TxState::Failed => v.landed_slot,
+                _ => None,
+            },
+            last_valid_block_height: v.last_valid_block_height,
+            last_valid_exact: v.last_valid_exact,
+            latency_ms: ms(v.time_to_land),
+            leaders: leaders.into_iter().collect(),
+            landed_leader: v.landed_leader.as_ref().map(|l| l.to_string()),
+            cu_price: v.cu_price,
+            cu_limit: v.cu_limit,
+            fee_percentile: s
+                .cluster
+                .fees
+                .as_ref()
+                .map(|f| f.rank(v.cu_price.unwrap_or(0))),
+            error: v.last_error.as_deref().map(str::to_string),
+            streams: self.streams.then(|| v.send_log.to_vec()),
+            streams_dropped: self.streams.then_some(v.send_log_dropped),
+        }
+    }
+}
+
+impl Serialize for Transactions {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.iter())
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct Skipped {
     pub origin: String,
@@ -170,40 +227,11 @@ impl Report {
         let s: &Snapshot = &outcome.snapshot;
         let c = s.counts;
         let secs = s.elapsed.as_secs_f64();
-        let transactions = s
-            .txs
-            .iter()
-            .map(|v| {
-                let commitment = outcome.commitments.get(v.id as usize).copied().flatten();
-                let leaders: BTreeSet<String> = v.sent_to.iter().map(Pubkey::to_string).collect();
-                TxReport {
-                    signature: v.signature.to_string(),
-                    origin: v.origin.to_string(),
-                    status: status_of(v, commitment),
-                    sends: v.sends,
-                    first_sent_ms: ms(v.first_sent),
-                    landed_slot: match v.state {
-                        TxState::Confirmed | TxState::Failed => v.landed_slot,
-                        _ => None,
-                    },
-                    last_valid_block_height: v.last_valid_block_height,
-                    last_valid_exact: v.last_valid_exact,
-                    latency_ms: ms(v.time_to_land),
-                    leaders: leaders.into_iter().collect(),
-                    landed_leader: v.landed_leader.as_ref().map(|l| l.to_string()),
-                    cu_price: v.cu_price,
-                    cu_limit: v.cu_limit,
-                    fee_percentile: s
-                        .cluster
-                        .fees
-                        .as_ref()
-                        .map(|f| f.rank(v.cu_price.unwrap_or(0))),
-                    error: v.last_error.as_deref().map(str::to_string),
-                    streams: None,
-                    streams_dropped: None,
-                }
-            })
-            .collect();
+        let transactions = Transactions {
+            snapshot: outcome.snapshot.clone(),
+            commitments: outcome.commitments.clone(),
+            streams: false,
+        };
         Report {
             summary: Summary {
                 outcome: s.run.label().to_ascii_lowercase(),
@@ -262,16 +290,9 @@ impl Report {
         }
     }
 
-    /// `--report-sends`: adds every transaction's streams (from the same run's snapshot).
-    pub fn add_streams(&mut self, outcome: &RunOutcome) {
-        for (t, v) in self
-            .transactions
-            .iter_mut()
-            .zip(outcome.snapshot.txs.iter())
-        {
-            t.streams = Some(v.send_log.to_vec());
-            t.streams_dropped = Some(v.send_log_dropped);
-        }
+    /// `--report-sends`: every transaction's line gets its streams.
+    pub fn add_streams(&mut self) {
+        self.transactions.streams = true;
     }
 
     /// Writes the report, readable by the owner only (it names the endpoint and accounts).
@@ -301,18 +322,19 @@ impl Report {
 pub fn print_json(value: &impl Serialize, compact: bool) -> anyhow::Result<()> {
     use anyhow::Context;
     use std::io::Write;
-    let mut text = if compact {
-        serde_json::to_string(value)
+    let out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = crate::redact::ScrubWriter::new(out);
+    let written = if compact {
+        serde_json::to_writer(&mut out, value)
     } else {
-        serde_json::to_string_pretty(value)
+        serde_json::to_writer_pretty(&mut out, value)
     }
-    .context("encoding the report as JSON")?;
-    text.push('\n');
-    let text = crate::redact::scrub_owned(text);
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    .map_err(std::io::Error::from)
+    .and_then(|()| out.write_all(b"\n"))
+    .and_then(|()| out.finish().map(drop));
+    match written {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(anyhow::Error::new(e).context("writing the report to standard output"))
+            Err(anyhow::Error::new(e)).context("writing the report to standard output")
         }
         _ => Ok(()),
     }
@@ -320,16 +342,14 @@ pub fn print_json(value: &impl Serialize, compact: bool) -> anyhow::Result<()> {
 
 /// Writes `value` as pretty JSON to a file readable by the owner only (also when it existed
 /// with a looser mode): reports name the endpoint and the accounts involved. The text passes
-/// through [`crate::redact::scrub`] like every other output, since error texts end up in it.
+/// through [`crate::redact::ScrubWriter`] like every other output, since error texts end up in it.
 pub fn write_private_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
     use anyhow::Context;
     use std::{io::Write, os::unix::fs::OpenOptionsExt};
-    // Serialized in memory first: the serializer writes token by token, one system call each
-    // otherwise (a 5,000-transaction report took a third of a second).
-    let mut text = serde_json::to_string_pretty(value).context("encoding the report as JSON")?;
-    text.push('\n');
-    let text = crate::redact::scrub_owned(text);
-    let mut file = std::fs::OpenOptions::new()
+    // Encoded straight into the file through a buffer: held whole first, the text raised a
+    // run's peak memory by its size (3 MB for 5,000 transactions); written token by token
+    // without one, a 5,000-transaction report took a third of a second of system calls.
+    let file = std::fs::OpenOptions::new()
         .create(true)
         .write(true)
         .truncate(true)
@@ -338,7 +358,12 @@ pub fn write_private_json(path: &Path, value: &impl Serialize) -> anyhow::Result
         .with_context(|| format!("creating report {}", path.display()))?;
     crate::private_fs::restrict(&file)
         .with_context(|| format!("restricting report {}", path.display()))?;
-    file.write_all(text.as_bytes())
-        .and_then(|()| file.flush())
+    let mut out =
+        crate::redact::ScrubWriter::new(std::io::BufWriter::with_capacity(64 * 1024, file));
+    serde_json::to_writer_pretty(&mut out, value)
+        .map_err(std::io::Error::from)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.finish())
+        .and_then(|buffered| buffered.into_inner().map(drop).map_err(|e| e.into_error()))
         .with_context(|| format!("writing report {}", path.display()))
 }

@@ -224,7 +224,8 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
             ),
         };
         let job = Deploy {
-            program: program.clone().into(),
+            // Moved, not copied: the engine's transactions hold the program's bytes too.
+            program: program.into(),
             plan: plan.clone(),
             payer: payer.clone(),
             authority: authority.clone(),
@@ -254,7 +255,7 @@ pub fn run(global: &GlobalOpts, args: DeployArgs) -> Result<u8> {
         elapsed,
     );
     if args.send.report_sends {
-        report.add_streams(&outcome);
+        report.add_streams();
     }
     let report_path = match &args.send.report {
         Some(p) => Some(crate::report::write_or_keep(p, &report, None)?),

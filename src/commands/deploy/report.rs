@@ -135,9 +135,9 @@ impl DeployReport {
 
 impl DeployReport {
     /// `--report-sends`: every phase's transactions with their streams.
-    pub(super) fn add_streams(&mut self, outcome: &Outcome) {
-        for (p, run) in self.phases.iter_mut().zip(&outcome.phases) {
-            p.report.add_streams(&run.outcome);
+    pub(super) fn add_streams(&mut self) {
+        for p in &mut self.phases {
+            p.report.add_streams();
         }
     }
 }

@@ -10,6 +10,10 @@
 //! logger and the last-resort error printer pass their text through [`scrub`], so a secret that
 //! reaches them by a path nobody thought of is still caught.
 
+mod writer;
+
+pub use writer::ScrubWriter;
+
 use std::{fmt::Display, sync::RwLock};
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
