@@ -19,6 +19,7 @@ pub mod interrupt;
 pub mod journal;
 pub mod keyfile;
 pub mod logging;
+pub mod malloc;
 pub mod metrics;
 pub mod preflight;
 pub mod private_fs;

@@ -8,6 +8,7 @@ use txpace::{
 };
 
 fn main() -> ExitCode {
+    txpace::malloc::use_one_arena();
     // Before any thread starts: whether SIGHUP was ignored (nohup) is read from what the process
     // inherited.
     if let Err(e) = txpace::interrupt::install() {
