@@ -154,8 +154,9 @@ struct Writer {
     dropped: Arc<AtomicU64>,
 }
 
-/// Lines queued for the writer before new ones are dropped.
-const WRITER_QUEUE: usize = 16_384;
+/// Lines queued for the writer before new ones are dropped. The queue's slots are allocated
+/// when it is made, 40 bytes each: 16,384 of them were 0.65 MB of every run's memory.
+const WRITER_QUEUE: usize = 4_096;
 
 impl Writer {
     fn start(mut file: Option<File>) -> anyhow::Result<Writer> {

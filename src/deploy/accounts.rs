@@ -45,11 +45,17 @@ impl BufferState {
             });
         }
         match bincode::deserialize::<UpgradeableLoaderState>(&acc.data) {
-            Ok(UpgradeableLoaderState::Buffer { authority_address }) => Ok(BufferState::Found {
-                authority: authority_address,
-                program: acc.data.get(BUFFER_HEADER..).unwrap_or_default().to_vec(),
-                lamports: acc.lamports,
-            }),
+            Ok(UpgradeableLoaderState::Buffer { authority_address }) => {
+                // The program's bytes are the data past the header, taken rather than copied:
+                // they are a whole program.
+                let mut program = acc.data;
+                program.drain(..BUFFER_HEADER.min(program.len()));
+                Ok(BufferState::Found {
+                    authority: authority_address,
+                    program,
+                    lamports: acc.lamports,
+                })
+            }
             Ok(other) => Err(DeployError::NotABuffer {
                 address: *address,
                 what: describe(&other).to_string(),

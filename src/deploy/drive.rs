@@ -16,9 +16,10 @@ use solana_signer::Signer;
 
 use super::{
     DeployError,
-    accounts::{AccountData, BufferState},
+    accounts::BufferState,
     chunks::WriteSigners,
     compute::{self, ComputeBudget},
+    fetch::fetch_account,
     plan::{Action, Plan},
     relay::{Phase, Relay},
     txs::{Planned, TxSet},
@@ -388,25 +389,6 @@ async fn check_buffer(d: &Deploy, c: &Cluster) -> Result<(), DeployError> {
             what: "missing".into(),
         }),
     }
-}
-
-/// Reads one account at `confirmed`: the deploy's one getAccountInfo, for the driver and for
-/// the plan (`commands::deploy`, on its blocking client's runtime).
-pub async fn fetch_account(
-    rpc: &RpcClient,
-    address: &Pubkey,
-) -> Result<Option<AccountData>, DeployError> {
-    let acc = rpc
-        .get_account_with_commitment(address, CommitmentConfig::confirmed())
-        .await
-        .map_err(|e| DeployError::rpc(format!("getAccountInfo {address}"), e))?
-        .value;
-    Ok(acc.map(|a| AccountData {
-        owner: a.owner,
-        lamports: a.lamports,
-        executable: a.executable,
-        data: a.data,
-    }))
 }
 
 /// Gives the phase's transactions their compute budget, and returns the unit limit they carry.

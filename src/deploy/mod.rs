@@ -14,6 +14,7 @@ pub mod compute;
 pub mod drive;
 pub mod elf;
 mod error;
+pub mod fetch;
 pub mod plan;
 pub mod relay;
 pub mod txs;

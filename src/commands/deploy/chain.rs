@@ -10,7 +10,7 @@ use crate::{
     deploy::{
         DeployError,
         accounts::{AccountData, BufferState, ProgramState},
-        drive::fetch_account,
+        fetch::fetch_account,
         plan::{ChainState, Inputs, Rents},
     },
 };
