@@ -14,7 +14,9 @@ use super::scrub_owned;
 /// How much text is gathered before its complete lines are scrubbed and written.
 const CHUNK: usize = 64 * 1024;
 
-/// Scrubs complete lines into `inner`; [`ScrubWriter::finish`] writes the rest.
+/// Scrubs complete lines into `inner`, in pieces of about 64 KB (so `inner` needs no buffer
+/// of its own); [`ScrubWriter::finish`] writes the rest. Text with no line break yet (compact
+/// JSON) is held until one comes or the finish.
 pub struct ScrubWriter<W: Write> {
     inner: W,
     pending: Vec<u8>,
