@@ -219,6 +219,9 @@ pub struct Outcome {
     pub book: Book,
     pub sends: u64,
     pub dropped: u64,
+    /// When the first new transaction went to the scheduler (the run's start, past the leader
+    /// updater's).
+    pub first_send: Instant,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -277,8 +280,10 @@ pub async fn send_all(params: &Params, payer: &Keypair, messages: Vec<Message>) 
     ));
     let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / params.rate.max(0.001)));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    let mut first_send = None;
     for message in messages {
         tick.tick().await;
+        first_send.get_or_insert_with(Instant::now);
         let (hash, last_valid): (Hash, u64) = *lock(&blockhash);
         let tx = solana_transaction::Transaction::new(&[payer], message, hash);
         let sig = tx.signatures[0];
@@ -305,6 +310,7 @@ pub async fn send_all(params: &Params, payer: &Keypair, messages: Vec<Message>) 
         book,
         sends: counts.sends.load(Ordering::Relaxed),
         dropped: counts.dropped.load(Ordering::Relaxed),
+        first_send: first_send.unwrap_or_else(Instant::now),
     })
 }
 
