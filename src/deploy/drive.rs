@@ -16,11 +16,11 @@ use solana_signer::Signer;
 
 use super::{
     DeployError,
-    accounts::BufferState,
     chunks::WriteSigners,
     compute::{self, ComputeBudget},
-    fetch::fetch_account,
+    fetch::read_slices,
     plan::{Action, Plan},
+    readback::BufferCheck,
     relay::{Phase, Relay},
     txs::{Planned, TxSet},
 };
@@ -370,25 +370,18 @@ fn verdict(name: &'static str, outcome: &RunOutcome) -> Result<(), DeployError> 
     })
 }
 
-/// Reads the buffer back and compares it with the program: the deploy must not make permanent
-/// anything but the file's bytes.
+/// Reads the buffer back and compares it with the program, a slice at a time: the deploy must
+/// not make permanent anything but the file's bytes.
 async fn check_buffer(d: &Deploy, c: &Cluster) -> Result<(), DeployError> {
     let buffer = d.buffer.pubkey();
-    let account = fetch_account(&c.rpc, &buffer).await?;
-    match BufferState::read(&buffer, account)? {
-        BufferState::Found { program, .. } => {
-            let differing = d.plan.chunks.differing(&d.program, &program);
-            if differing.is_empty() && program.len() == d.program.len() {
-                Ok(())
-            } else {
-                Err(DeployError::BufferIncomplete(differing.len()))
-            }
-        }
-        BufferState::Missing => Err(DeployError::NotABuffer {
+    let mut check = BufferCheck::new(buffer, &d.program, d.plan.chunks);
+    if !read_slices(&c.rpc, &buffer, |offset, slice| check.feed(offset, slice)).await? {
+        return Err(DeployError::NotABuffer {
             address: buffer,
             what: "missing".into(),
-        }),
+        });
     }
+    check.finish()
 }
 
 /// Gives the phase's transactions their compute budget, and returns the unit limit they carry.

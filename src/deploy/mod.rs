@@ -16,6 +16,7 @@ pub mod elf;
 mod error;
 pub mod fetch;
 pub mod plan;
+pub mod readback;
 pub mod relay;
 pub mod txs;
 

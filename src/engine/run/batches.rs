@@ -21,11 +21,13 @@ use super::{BatchParts, Engine, Timers, recv_opt};
 use crate::engine::{
     command::Command,
     config::Batch,
+    confirm::Confirmer,
     facts::FactSink,
     meter::Meter,
     outcome::RunOutcome,
     slots::FeedEvent,
     snapshot::{RunState, Snapshot},
+    store::TxStore,
     update::Update,
     wire_meter::WireMeter,
 };
@@ -66,7 +68,18 @@ impl Engine {
             self.run_batch(&mut commands, &mut slot_feed, &mut updates, &mut timers)
                 .await;
             let _ = done.send(self.outcome());
+            self.release(Instant::now());
         }
+    }
+
+    /// Lets a finished batch's transactions go once its outcome is handed over — their wire
+    /// bytes in the store, and a deploy's signers and instructions behind the confirmer's
+    /// re-signer — rather than when the next batch replaces them: between its writes and its
+    /// last phase a deploy reads its whole buffer back, and held the writes all the while.
+    /// Nothing between batches reads them; the pace and the cluster's parts stay.
+    fn release(&mut self, now: Instant) {
+        self.store = TxStore::new(Vec::new(), now);
+        self.confirmer = Confirmer::new(&self.cfg, &[], now);
     }
 
     /// Waits for the next batch while keeping the chain view and the connections current;
