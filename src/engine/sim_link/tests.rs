@@ -31,6 +31,8 @@ struct Run {
     most_owed: u64,
     /// When the hanging leader's connection was first given up, from when it began hanging.
     given_up_after: Option<Duration>,
+    /// Streams the leaders read late because our address was over its budget.
+    delayed: u64,
 }
 
 /// `N` transactions at `RATE` to three leaders, each behind `link` (loopback when `None`);
@@ -86,7 +88,25 @@ async fn run(link: Option<SimLink>, hang_at: Option<Duration>) -> Run {
         backed_off,
         most_owed,
         given_up_after,
+        delayed: addrs
+            .iter()
+            .map(|a| cluster.leader_counters(*a).streams_delayed)
+            .sum(),
     }
+}
+
+/// Alone at 100 tx/s, unstaked, on a far link that loses nothing (230 ms): no leader ever
+/// reads a stream of ours late for our budget — the pace, sent to the current and the next
+/// leader, stays within each one's 20 streams a window, the run's start and the hand-overs
+/// included. With loss it cannot hold: a leader reads a connection's streams one at a time,
+/// and those a repair held back reach it at once (the relay's `apac` runs show it for every
+/// sender, Agave's clients included).
+#[tokio::test(start_paused = true)]
+async fn alone_at_the_pace_on_a_clean_far_link_no_stream_waits_for_the_budget() {
+    let r = run(Some(SimLink::new(230, 0.0)), None).await;
+    let c = r.last.counts;
+    assert_eq!(c.confirmed, N as u64);
+    assert_eq!(r.delayed, 0, "streams read late for our budget");
 }
 
 fn far_lossy() -> SimLink {
