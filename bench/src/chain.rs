@@ -7,6 +7,7 @@
 use std::{
     collections::{HashMap, HashSet},
     path::{Path, PathBuf},
+    time::{Duration, Instant},
 };
 
 use anyhow::{Context, Result};
@@ -69,6 +70,37 @@ pub fn landed_slot_each(rpc: &RpcClient, signatures: &[Signature]) -> Result<Vec
         }));
     }
     Ok(slots)
+}
+
+/// How long the node the chain is read on may take to confirm what the contender's node has.
+const CATCH_UP: Duration = Duration::from_secs(60);
+
+/// Waits until `chain` (the node the chain is read on) has confirmed the slot `sender` (the
+/// node the contenders use) has confirmed now, so a landing the contender saw confirmed is not
+/// read as missing on a node a few slots behind (at most [`CATCH_UP`]); whether it caught up.
+pub fn caught_up(chain: &RpcClient, sender: &RpcClient) -> Result<bool> {
+    let target = sender.get_slot_with_commitment(CommitmentConfig::confirmed())?;
+    let deadline = Instant::now() + CATCH_UP;
+    while Instant::now() < deadline {
+        if chain.get_slot_with_commitment(CommitmentConfig::confirmed())? >= target {
+            return Ok(true);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Ok(false)
+}
+
+/// Waits (see [`caught_up`]) for `chain` to confirm what the node at `sender_url` has
+/// confirmed now, saying so on standard error when it did not within the wait.
+pub fn catch_up(chain: &RpcClient, sender_url: &str) -> Result<()> {
+    let sender =
+        RpcClient::new_with_commitment(sender_url.to_string(), CommitmentConfig::confirmed());
+    if !caught_up(chain, &sender)? {
+        eprintln!(
+            "the node the chain is read on did not confirm the senders' node's latest confirmed slot within {CATCH_UP:?}"
+        );
+    }
+    Ok(())
 }
 
 /// What a message is apart from its blockhash and signatures: its account keys and compiled

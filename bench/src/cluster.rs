@@ -28,7 +28,7 @@ use txpace::validator::{Localnet, LocalnetOptions};
 
 use crate::{
     agave_child,
-    chain::{fund_payer, landed_messages, landed_slots, per_leader, report_signatures},
+    chain::{catch_up, fund_payer, landed_messages, landed_slots, per_leader, report_signatures},
     gap::{self, Gap},
     markdown::{self, Section},
     measure::{self, Sends, Usage},
@@ -166,6 +166,9 @@ pub fn run(args: Args) -> Result<()> {
                     // Streams, not sends: a send goes to the current and the next leader, and
                     // Agave's packets are counted per leader address too.
                     let sends = Sends::txpace(&run.report["summary"]);
+                    // Node 2 may be a slot behind: a run's last slot of landings was read as
+                    // missing (47 of 2,000 once) before it confirmed what node 0 had.
+                    catch_up(&rpc, &ep.rpc)?;
                     let slots = landed_slots(&rpc, &report_signatures(&run.report)?)?;
                     let per_node = per_leader(&rpc, &slots, &nodes)?;
                     let mut r =
@@ -194,6 +197,7 @@ pub fn run(args: Args) -> Result<()> {
                         (run, agave_payer.pubkey())
                     };
                     let expected = agave_child::expected(&payer, args.count, base);
+                    catch_up(&rpc, &ep.rpc)?;
                     let landings = landed_messages(&rpc, from, &expected)?;
                     let per_node = per_leader(&rpc, &landings.slots, &nodes)?;
                     let mut r = contender(

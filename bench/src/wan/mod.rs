@@ -442,14 +442,9 @@ fn load_on_the_wire(cluster: &mut Localnet, before: &Value, senders: usize) -> R
     }
 }
 
-/// Waits for the node the chain is read on to confirm what node 0 has (`wire::caught_up`),
-/// saying so if it did not.
+/// Waits for the node the chain is read on to confirm what node 0 has (`chain::catch_up`).
 fn catch_up(ctx: &Ctx) -> Result<()> {
-    let sender = RpcClient::new_with_commitment(ctx.ep.rpc.clone(), CommitmentConfig::confirmed());
-    if !wire::caught_up(&ctx.chain, &sender)? {
-        eprintln!("node 2 did not confirm node 0's latest confirmed slot within a minute");
-    }
-    Ok(())
+    crate::chain::catch_up(&ctx.chain, &ctx.ep.rpc)
 }
 
 fn sleep_until(t: Instant) {

@@ -208,24 +208,6 @@ impl CounterDelta {
     }
 }
 
-/// How long the node the chain is read on may take to confirm what the contender's node has.
-const CATCH_UP: Duration = Duration::from_secs(60);
-
-/// Waits until `chain` (the node the chain is read on) has confirmed the slot `sender` (the
-/// node the contenders use) has confirmed now, so a landing the contender saw confirmed is not
-/// read as missing on a node a few slots behind (at most [`CATCH_UP`]); whether it caught up.
-pub fn caught_up(chain: &RpcClient, sender: &RpcClient) -> Result<bool> {
-    let target = sender.get_slot_with_commitment(CommitmentConfig::confirmed())?;
-    let deadline = Instant::now() + CATCH_UP;
-    while Instant::now() < deadline {
-        if chain.get_slot_with_commitment(CommitmentConfig::confirmed())? >= target {
-            return Ok(true);
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    Ok(false)
-}
-
 /// The nodes' counters once they cover what came before: read again every 6 s until two
 /// readings agree (at most [`COUNTERS_SETTLE`]); the last reading, and whether it settled.
 pub fn settled_counters(cluster: &mut Localnet) -> Result<(Value, bool)> {
