@@ -12,14 +12,10 @@
 //! need one more waits for a connection already open, or is refused at once
 //! ([`HandshakeLimit::wait`]) and the leader is spared meanwhile.
 //!
-//! A handshake the leader ignored says its bucket is empty — another sender on our address
-//! spent it, or its limit is lower than we count. No handshake then goes to it for a token's
-//! time at the mainnet rate ([`TOKEN`]). It is read as ignored when it is the
-//! [`IGNORED_AFTER`]th in a row to time out while the leader was plainly there (another
-//! connection to it was up, or it had answered a stream a moment before): one alone is as
-//! likely the link's — on a link losing 2% each way an Initial and its one retransmission
-//! within the bound are both lost now and then — while a leader whose bucket is empty ignores
-//! every handshake until it refills, so it is found out one handshake later.
+//! A handshake the leader ignored (it timed out while the leader was plainly there: another
+//! connection to it was up, or it had answered a stream a moment before) says its bucket is
+//! empty — another sender on our address spent it, or its limit is lower than we count. No
+//! handshake then goes to it for a token's time at the mainnet rate ([`TOKEN`]).
 //!
 //! This module is a leaf: it imports nothing of the engine.
 
@@ -39,9 +35,6 @@ pub const TOKEN: Duration = Duration::from_millis(7_500);
 /// Tokens the bucket saves up at most: ten minutes' worth, as the leader's does.
 const SAVED: f64 = (NEW_PER_MINUTE * 10) as f64;
 
-/// Handshakes timed out in a row, the leader there, before they are read as ignored.
-pub const IGNORED_AFTER: u32 = 2;
-
 /// One leader's bucket of handshakes, the starts of the last minute (for the operator's
 /// figures), and a hold after an ignored one.
 #[derive(Debug)]
@@ -50,10 +43,6 @@ pub struct HandshakeLimit {
     at: Option<Instant>,
     starts: VecDeque<Instant>,
     held_until: Option<Instant>,
-    /// Handshakes timed out since the last one that finished, and whether the leader was
-    /// there when one of them timed out.
-    timed_out_in_a_row: u32,
-    there_meanwhile: bool,
 }
 
 impl Default for HandshakeLimit {
@@ -63,8 +52,6 @@ impl Default for HandshakeLimit {
             at: None,
             starts: VecDeque::new(),
             held_until: None,
-            timed_out_in_a_row: 0,
-            there_meanwhile: false,
         }
     }
 }
@@ -107,28 +94,9 @@ impl HandshakeLimit {
         self.starts.push_back(now);
     }
 
-    /// A handshake timed out at `now`; `there`: the leader was plainly there (another
-    /// connection to it up, or a stream answered a moment before). Returns whether the leader
-    /// ignored it (see the module's documentation), in which case none goes for a [`TOKEN`].
-    pub fn timed_out(&mut self, now: Instant, there: bool) -> bool {
-        self.timed_out_in_a_row += 1;
-        self.there_meanwhile |= there;
-        let ignored = self.there_meanwhile && self.timed_out_in_a_row >= IGNORED_AFTER;
-        if ignored {
-            self.ignored(now);
-        }
-        ignored
-    }
-
-    /// A handshake finished: the leader took it.
-    pub fn finished(&mut self) {
-        self.timed_out_in_a_row = 0;
-        self.there_meanwhile = false;
-    }
-
     /// A handshake started at or before `now` was ignored: the leader's bucket is empty, so
     /// ours is too, and none goes for a [`TOKEN`].
-    fn ignored(&mut self, now: Instant) {
+    pub fn ignored(&mut self, now: Instant) {
         self.refill(now);
         self.tokens = 0.0;
         self.held_until = Some(now + TOKEN);
@@ -157,11 +125,7 @@ mod tests {
         assert_eq!(l.last_minute(t), NEW_PER_MINUTE);
         assert_eq!(l.wait(t + TOKEN), None, "a token earned");
         l.start(t + TOKEN);
-        assert!(!l.timed_out(t + TOKEN, true), "one alone may be the link's");
-        assert!(
-            l.timed_out(t + TOKEN, false),
-            "the second in a row, the leader there"
-        );
+        l.ignored(t + TOKEN);
         assert_eq!(l.wait(t + TOKEN), Some(TOKEN));
         assert_eq!(l.wait(t + TOKEN * 2), None);
         // Idle for a quarter of an hour: ten minutes' worth saved, no more.
@@ -171,24 +135,5 @@ mod tests {
             l.start(later);
         }
         assert!(l.wait(later).is_some());
-    }
-
-    /// One handshake timed out is not an ignored one, however plainly the leader was there;
-    /// two in a row are, if it was there for either; one that finishes starts the count over;
-    /// and timeouts at a leader never seen there (dark) are never read as ignored.
-    #[tokio::test(start_paused = true)]
-    async fn two_timeouts_in_a_row_with_the_leader_there_are_an_ignored_handshake() {
-        let t = Instant::now();
-        let mut l = HandshakeLimit::default();
-        assert!(!l.timed_out(t, true));
-        assert_eq!(l.wait(t), None, "no hold after one");
-        l.finished();
-        assert!(!l.timed_out(t, true), "the count started over");
-        assert!(l.timed_out(t, false), "there for the first of the two");
-        assert_eq!(l.wait(t), Some(TOKEN));
-        let mut dark = HandshakeLimit::default();
-        for _ in 0..5 {
-            assert!(!dark.timed_out(t, false));
-        }
     }
 }

@@ -319,8 +319,7 @@ pub struct PathFigures {
     pub new_last_minute: u32,
     /// Handshakes that timed out, in all.
     pub handshake_timeouts: u64,
-    /// How long ago a handshake was read as ignored: the second in a row to time out while
-    /// the leader was there (see `engine::handshakes`).
+    /// How long ago a handshake timed out while another connection to the address was up.
     pub ignored_ago: Option<Duration>,
     /// Application close codes the leader closed our connections with, and how many times
     /// each, lowest code first.

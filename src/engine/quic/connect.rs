@@ -53,10 +53,7 @@ async fn connect(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Arc<Poo
                 let ignored = peer.pool.handshake_timed_out(started, now);
                 lock(&peer.pool.book).handshake_timed_out(now, ignored);
                 if ignored {
-                    log::debug!(
-                        "{addr} ignored our handshake (the second in a row to time out while it \
-                         was there): none to it for a while"
-                    );
+                    log::debug!("{addr} ignored our handshake: none to it for a while");
                 }
                 Err(SendError::handshake_timed_out(bound))
             }
@@ -65,7 +62,6 @@ async fn connect(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Arc<Poo
     };
     match result {
         Ok(conn) => {
-            peer.pool.handshake_finished();
             lock(&peer.pool.book).handshake_done(started.elapsed());
             let pooled = peer.pool.add(conn);
             set_state(peer, LinkState::Connected);

@@ -379,21 +379,19 @@ impl Pool {
     }
 
     /// A handshake that started at `started` timed out at `now`: whether the leader ignored
-    /// it — the second in a row to time out while it was plainly there: another connection to
-    /// it was up, or it answered a stream of ours within a PTO of the handshake's start (a
-    /// leader gone dark has been silent for three PTOs before its connection is given up; see
-    /// `engine::handshakes`). If so, no handshake goes to it for a token's time.
+    /// it while plainly there — another connection to it was up, or it answered a stream of
+    /// ours within a PTO of the handshake's start (a leader gone dark has been silent for
+    /// three PTOs before its connection is given up). If so, no handshake goes to it for a
+    /// token's time.
     pub(super) fn handshake_timed_out(&self, started: Instant, now: Instant) -> bool {
         let pto = self.timing().unwrap_or_default().pto();
         let answered_lately =
             lock(&self.last_answer).is_some_and(|t| started.saturating_duration_since(t) <= pto);
-        let there = !self.is_empty() || answered_lately;
-        lock(&self.handshakes).timed_out(now, there)
-    }
-
-    /// A handshake finished: the leader took it.
-    pub(super) fn handshake_finished(&self) {
-        lock(&self.handshakes).finished();
+        let ignored = !self.is_empty() || answered_lately;
+        if ignored {
+            lock(&self.handshakes).ignored(now);
+        }
+        ignored
     }
 
     /// A stream on `conn` was answered `took` after its hand-off.

@@ -170,23 +170,21 @@ impl SimSender {
                 leader.handshake_timed_out();
             }
             tokio::time::sleep_until(start + bound).await;
-            // The leader is there when it answered us within a PTO of the start (a single
-            // connection is never up beside its own handshake here); ignored, as the transport
-            // reads it (`engine::handshakes`), the second in a row to time out so.
+            // Ignored by a leader that is there: it answered us within a PTO of the start (a
+            // single connection is never up beside its own handshake here).
             let pto = Self::timing(peer).unwrap_or_default().pto();
-            let there =
+            let ignored =
                 guard(&peer.last_answer).is_some_and(|t| start.saturating_duration_since(t) <= pto);
             let now = Instant::now();
-            let ignored = guard(&peer.limit).timed_out(now, there);
             let mut figures = guard(&peer.handshakes);
             figures.1 += 1;
             if ignored {
                 figures.2 = Some(now);
+                guard(&peer.limit).ignored(now);
             }
             return Err(SendError::handshake_timed_out(bound));
         }
         tokio::time::sleep(back).await;
-        guard(&peer.limit).finished();
         guard(&peer.handshakes).0 = Some(start.elapsed());
         let rtt = link.as_ref().map_or(took, |l| l.rtt());
         let conn = leader.admit(&who, rtt);
