@@ -40,15 +40,45 @@ impl Chunks {
     /// buffer starts zero-filled, so bytes past the end of `written` count as zeros, and a chunk
     /// of the program that is all zeros needs no write into a fresh buffer.
     pub fn differing(&self, program: &[u8], written: &[u8]) -> Vec<usize> {
-        (0..self.count())
-            .filter(|&i| {
+        let mut out: Vec<usize> = self
+            .differing_in(program, 0, written)
+            .chain(self.unwritten(program, written.len()))
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Chunks whose bytes of `program` at `at..` differ from `bytes`, read from the buffer's
+    /// program area at that offset (a slice of it: `readback` compares one at a time).
+    pub fn differing_in<'a>(
+        &'a self,
+        program: &'a [u8],
+        at: usize,
+        bytes: &'a [u8],
+    ) -> impl Iterator<Item = usize> + 'a {
+        let end = at + bytes.len();
+        (at / self.size.max(1)..end.div_ceil(self.size.max(1)).min(self.count())).filter(
+            move |&i| {
                 let r = self.range(i);
-                let want = &program[r.start.min(program.len())..r.end.min(program.len())];
-                let have = &written[r.start.min(written.len())..r.end.min(written.len())];
-                let (head, tail) = want.split_at(have.len().min(want.len()));
-                head != have || tail.iter().any(|b| *b != 0)
-            })
-            .collect()
+                let (s, e) = (r.start.max(at), r.end.min(end));
+                s < e && program.get(s..e) != Some(&bytes[s - at..e - at])
+            },
+        )
+    }
+
+    /// Chunks with program bytes past the first `written` of the buffer's program area that
+    /// are not zeros: a buffer starts zero-filled, so those still need a write.
+    pub fn unwritten<'a>(
+        &'a self,
+        program: &'a [u8],
+        written: usize,
+    ) -> impl Iterator<Item = usize> + 'a {
+        (0..self.count()).filter(move |&i| {
+            let r = self.range(i);
+            let r = r.start.max(written).min(r.end)..r.end.min(program.len());
+            program.get(r).is_some_and(|t| t.iter().any(|b| *b != 0))
+        })
     }
 }
 

@@ -48,7 +48,10 @@ impl<'a> BufferCheck<'a> {
         let end = offset + slice.data.len();
         let from = offset.max(BUFFER_HEADER);
         if end > from {
-            self.compare(from - BUFFER_HEADER, &slice.data[from - offset..]);
+            let at = from - BUFFER_HEADER;
+            let bytes = &slice.data[from - offset..];
+            self.differing
+                .extend(self.chunks.differing_in(self.program, at, bytes));
         }
         self.seen = self.seen.max(end);
         if !self.header_read {
@@ -74,19 +77,6 @@ impl<'a> BufferCheck<'a> {
         Ok(())
     }
 
-    /// Marks the chunks whose bytes at `at..` in the program differ from `bytes`.
-    fn compare(&mut self, at: usize, bytes: &[u8]) {
-        let size = self.chunks.size.max(1);
-        let end = at + bytes.len();
-        for i in at / size..end.div_ceil(size).min(self.chunks.count()) {
-            let r = self.chunks.range(i);
-            let (s, e) = (r.start.max(at), r.end.min(end));
-            if s < e && self.program.get(s..e) != Some(&bytes[s - at..e - at]) {
-                self.differing.insert(i);
-            }
-        }
-    }
-
     /// The verdict once every slice is in: the buffer holds exactly the program, or how many
     /// chunks it still lacks. A buffer starts zero-filled, so program bytes past what was
     /// read count as written where they are zeros (as `Chunks::differing` counts them).
@@ -95,13 +85,8 @@ impl<'a> BufferCheck<'a> {
             self.read_header()?;
         }
         let written = self.seen.saturating_sub(BUFFER_HEADER);
-        for i in 0..self.chunks.count() {
-            let r = self.chunks.range(i);
-            let tail = &self.program[r.start.max(written).min(r.end)..r.end];
-            if tail.iter().any(|b| *b != 0) {
-                self.differing.insert(i);
-            }
-        }
+        self.differing
+            .extend(self.chunks.unwritten(self.program, written));
         if self.differing.is_empty() && written == self.program.len() {
             Ok(())
         } else {
