@@ -12,10 +12,15 @@
 //! need one more waits for a connection already open, or is refused at once
 //! ([`HandshakeLimit::wait`]) and the leader is spared meanwhile.
 //!
-//! A handshake the leader ignored (it timed out while the leader was plainly there: another
-//! connection to it was up, or it had answered a stream a moment before) says its bucket is
-//! empty — another sender on our address spent it, or its limit is lower than we count. No
-//! handshake then goes to it for a token's time at the mainnet rate ([`TOKEN`]).
+//! A handshake that timed out while the leader was plainly there ([`TimedOut::leader_there`])
+//! says its bucket may be empty — another sender on our address spent it, or its limit is
+//! lower than we count. No handshake then goes to it for a token's time at the mainnet rate
+//! ([`TOKEN`]): more would only spend what it has not earned. The leader is *named* as
+//! ignoring us only when loss cannot explain the timeout ([`HandshakeLimit::timed_out`]): on a
+//! clean link at once, on a link that loses datagrams once a second handshake in a row timed
+//! out, since there an Initial and its retransmission may both have been lost (the relay's
+//! `apac` link once made one leader look ignoring while its own count of ignored handshakes
+//! stayed 0).
 //!
 //! This module is a leaf: it imports nothing of the engine.
 
@@ -34,6 +39,55 @@ pub const TOKEN: Duration = Duration::from_millis(7_500);
 
 /// Tokens the bucket saves up at most: ten minutes' worth, as the leader's does.
 const SAVED: f64 = (NEW_PER_MINUTE * 10) as f64;
+/// Datagrams sent per one lost under which a link is clean enough that a timed-out handshake
+/// is not loss (0.5%): a handshake fails only if a datagram of its first flight and of the
+/// retransmission both go, under one in ten thousand there; at `apac`'s 2% nearer one in two
+/// hundred, over the tens of handshakes a lossy link needs.
+const CLEAN_SENT_PER_LOST: u64 = 200;
+
+/// What was known of a leader when a handshake to it timed out.
+#[derive(Clone, Copy, Debug)]
+pub struct TimedOut {
+    pub started: Instant,
+    /// When a stream of ours to it was last answered, on any connection.
+    pub last_answer: Option<Instant>,
+    /// Another connection to it was up meanwhile.
+    pub others_up: bool,
+    /// The link's probe timeout.
+    pub pto: Duration,
+    /// Datagrams sent to it and counted lost, over every connection so far.
+    pub sent: u64,
+    pub lost: u64,
+}
+
+impl TimedOut {
+    /// Whether the leader was plainly there while it let the handshake time out: it answered
+    /// a stream of ours after the handshake started, or — with no other connection to answer
+    /// on — within a PTO before (a connection of ours lost while it was taking our sends).
+    /// A connection merely up proves nothing: a leader gone dark leaves ours up until they
+    /// time out, and its last answer may fall within a PTO of the handshake that its silence
+    /// set off.
+    pub fn leader_there(&self) -> bool {
+        self.last_answer.is_some_and(|t| {
+            t >= self.started
+                || (!self.others_up && self.started.saturating_duration_since(t) <= self.pto)
+        })
+    }
+
+    fn clean(&self) -> bool {
+        self.lost.saturating_mul(CLEAN_SENT_PER_LOST) < self.sent.max(1)
+    }
+}
+
+/// How a timed-out handshake was read (see [`HandshakeLimit::timed_out`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reading {
+    /// The leader was not plainly there: dark, or the link down. Nothing is held.
+    Unanswered,
+    /// The leader was there: no handshake to it for a token's time; `named` once loss cannot
+    /// explain it.
+    Ignored { named: bool },
+}
 
 /// One leader's bucket of handshakes, the starts of the last minute (for the operator's
 /// figures), and a hold after an ignored one.
@@ -43,6 +97,8 @@ pub struct HandshakeLimit {
     at: Option<Instant>,
     starts: VecDeque<Instant>,
     held_until: Option<Instant>,
+    /// Handshakes in a row that timed out while the leader was there.
+    ignored_in_row: u32,
 }
 
 impl Default for HandshakeLimit {
@@ -52,6 +108,7 @@ impl Default for HandshakeLimit {
             at: None,
             starts: VecDeque::new(),
             held_until: None,
+            ignored_in_row: 0,
         }
     }
 }
@@ -94,12 +151,26 @@ impl HandshakeLimit {
         self.starts.push_back(now);
     }
 
-    /// A handshake started at or before `now` was ignored: the leader's bucket is empty, so
-    /// ours is too, and none goes for a [`TOKEN`].
-    pub fn ignored(&mut self, now: Instant) {
+    /// A handshake finished: the leader takes them again.
+    pub fn finished(&mut self) {
+        self.ignored_in_row = 0;
+    }
+
+    /// A handshake timed out at `now`. With the leader plainly there its bucket is read as
+    /// empty, so ours is too and none goes for a [`TOKEN`]; it is named ignoring at once on a
+    /// clean link, on a lossy one at the second in a row.
+    pub fn timed_out(&mut self, t: &TimedOut, now: Instant) -> Reading {
+        if !t.leader_there() {
+            self.ignored_in_row = 0;
+            return Reading::Unanswered;
+        }
         self.refill(now);
         self.tokens = 0.0;
         self.held_until = Some(now + TOKEN);
+        self.ignored_in_row += 1;
+        Reading::Ignored {
+            named: self.ignored_in_row >= 2 || t.clean(),
+        }
     }
 
     /// Handshakes started in the last minute.
@@ -125,7 +196,15 @@ mod tests {
         assert_eq!(l.last_minute(t), NEW_PER_MINUTE);
         assert_eq!(l.wait(t + TOKEN), None, "a token earned");
         l.start(t + TOKEN);
-        l.ignored(t + TOKEN);
+        let there = TimedOut {
+            started: t + TOKEN,
+            last_answer: Some(t + TOKEN),
+            others_up: true,
+            pto: Duration::from_millis(100),
+            sent: 0,
+            lost: 0,
+        };
+        l.timed_out(&there, t + TOKEN);
         assert_eq!(l.wait(t + TOKEN), Some(TOKEN));
         assert_eq!(l.wait(t + TOKEN * 2), None);
         // Idle for a quarter of an hour: ten minutes' worth saved, no more.
@@ -135,5 +214,70 @@ mod tests {
             l.start(later);
         }
         assert!(l.wait(later).is_some());
+    }
+
+    fn timed_out_at(started: Instant, answered: Option<Instant>, others_up: bool) -> TimedOut {
+        TimedOut {
+            started,
+            last_answer: answered,
+            others_up,
+            pto: Duration::from_millis(300),
+            sent: 1_000,
+            lost: 0,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_leader_is_there_when_it_answered_during_the_handshake_or_just_before_with_nothing_else_up()
+     {
+        let t = Instant::now() + Duration::from_secs(10);
+        let ms = Duration::from_millis;
+        // Answered on another connection while the handshake waited.
+        assert!(timed_out_at(t, Some(t + ms(500)), true).leader_there());
+        // Our only connection lost a moment after its last answer.
+        assert!(timed_out_at(t, Some(t - ms(200)), false).leader_there());
+        // Gone dark: our other connections are still up, but nothing answered since the start.
+        assert!(!timed_out_at(t, Some(t - ms(200)), true).leader_there());
+        // Silent for longer than a PTO, or never answered.
+        assert!(!timed_out_at(t, Some(t - ms(400)), false).leader_there());
+        assert!(!timed_out_at(t, None, false).leader_there());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_timeout_the_link_could_have_lost_is_held_at_once_and_named_at_the_second_in_a_row() {
+        let t = Instant::now();
+        let ms = Duration::from_millis;
+        let lossy = TimedOut {
+            sent: 1_000,
+            lost: 20,
+            ..timed_out_at(t, Some(t + ms(100)), true)
+        };
+        let mut l = HandshakeLimit::default();
+        assert_eq!(l.timed_out(&lossy, t), Reading::Ignored { named: false });
+        assert_eq!(l.wait(t), Some(TOKEN), "held all the same");
+        assert_eq!(
+            l.timed_out(&lossy, t + TOKEN),
+            Reading::Ignored { named: true }
+        );
+        // A handshake that finishes starts the count again.
+        l.finished();
+        assert_eq!(
+            l.timed_out(&lossy, t + TOKEN * 2),
+            Reading::Ignored { named: false }
+        );
+        // On a clean link the first is named.
+        let clean = timed_out_at(t, Some(t + ms(100)), true);
+        assert_eq!(
+            HandshakeLimit::default().timed_out(&clean, t),
+            Reading::Ignored { named: true }
+        );
+        // A leader not there is neither held nor named, and breaks the row.
+        let dark = timed_out_at(t + TOKEN * 3, Some(t), true);
+        assert_eq!(l.timed_out(&dark, t + TOKEN * 3), Reading::Unanswered);
+        assert_eq!(l.wait(t + TOKEN * 3), None);
+        assert_eq!(
+            l.timed_out(&lossy, t + TOKEN * 3),
+            Reading::Ignored { named: false }
+        );
     }
 }

@@ -10,7 +10,7 @@
 //! | ---------- | --------------------------------------------------------------------------- |
 //! | `dark`     | streams on the wire have waited the link's silence span with no answer (see `liveness`), or the last [`DARK_STREAMS`] streams to it all failed for want of an answer (no connection, or no acknowledgement by the link's deadline) |
 //! | `evicted`  | it closed one of our connections with code 1, "dropped", within [`RECENT`]   |
-//! | `ignoring` | a handshake to it timed out within [`RECENT`] while it was plainly there — another connection to it was up, or it had answered a stream of ours within a PTO of the handshake's start — : it does not take new connections (a 4.0 leader silently drops Initials over 8 a minute per address); the transport then starts none to it for a while (`engine::handshakes`) and the leader is backed off meanwhile |
+//! | `ignoring` | a handshake to it timed out within [`RECENT`] while it was plainly there — it answered a stream of ours on another connection meanwhile, or, with none up, within a PTO of the handshake's start — and loss cannot explain it (a clean link, or the second such timeout in a row): it does not take new connections (a 4.0 leader silently drops Initials over 8 a minute per address); the transport starts none to it for a while after the first such timeout (`engine::handshakes`) and the leader is backed off meanwhile |
 //! | `lossy`    | quinn counted at least [`LOSSY_SHARE`] of the datagrams sent to it lost, over at least [`LOSS_SAMPLE`] sent |
 //! | `budget`   | at least [`BUDGET_SHARE`] of the streams it was given waited for stream credit, over at least [`CREDIT_SAMPLE`] streams: it delays reading us |
 //! | `far`      | quinn's smoothed round trip is at least [`FAR_RTT`]                          |
@@ -127,8 +127,8 @@ pub struct Evidence {
     pub credit_waited_slow: u64,
     /// How long ago it last closed a connection of ours with code 1; `None`: never.
     pub evicted_ago: Option<Duration>,
-    /// How long ago a handshake to it timed out while it was plainly there (another connection
-    /// up, or a stream answered within a PTO of the handshake's start).
+    /// How long ago a handshake to it was read as ignored (`engine::handshakes`: it timed out
+    /// while the leader was plainly there, and loss cannot explain it).
     pub ignored_ago: Option<Duration>,
     /// Streams on the wire have waited its silence span without an answer (`liveness`).
     pub silent: bool,

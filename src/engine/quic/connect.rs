@@ -7,7 +7,10 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 use quinn::Connection;
 
 use super::{Inner, Peer, classify, lock, pool::Pooled, set_state};
-use crate::engine::net::{LinkState, SendError};
+use crate::engine::{
+    handshakes::Reading,
+    net::{LinkState, SendError},
+};
 
 /// A connection to `addr` for one more stream: the pool's least loaded, else a new one (a
 /// handshake concurrent sends share).
@@ -50,10 +53,18 @@ async fn connect(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Arc<Poo
             Ok(done) => done.map_err(|e| classify(&e)),
             Err(_) => {
                 let now = tokio::time::Instant::now();
-                let ignored = peer.pool.handshake_timed_out(started, now);
-                lock(&peer.pool.book).handshake_timed_out(now, ignored);
-                if ignored {
-                    log::debug!("{addr} ignored our handshake: none to it for a while");
+                let reading = peer.pool.handshake_timed_out(started, now);
+                let named = reading == Reading::Ignored { named: true };
+                lock(&peer.pool.book).handshake_timed_out(now, named);
+                match reading {
+                    Reading::Ignored { named: true } => {
+                        log::debug!("{addr} ignored our handshake: none to it for a while")
+                    }
+                    Reading::Ignored { named: false } => log::debug!(
+                        "a handshake to {addr} timed out while it answered us, on a link that \
+                         loses datagrams: none to it for a while"
+                    ),
+                    Reading::Unanswered => {}
                 }
                 Err(SendError::handshake_timed_out(bound))
             }
@@ -62,6 +73,7 @@ async fn connect(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Arc<Poo
     };
     match result {
         Ok(conn) => {
+            peer.pool.handshake_finished();
             lock(&peer.pool.book).handshake_done(started.elapsed());
             let pooled = peer.pool.add(conn);
             set_state(peer, LinkState::Connected);

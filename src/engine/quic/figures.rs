@@ -62,8 +62,8 @@ impl PathBook {
         self.handshake = Some(took);
     }
 
-    /// A handshake timed out at `now`; `ignored`: the leader was plainly there (see
-    /// `Pool::handshake_timed_out`), so it ignored this one.
+    /// A handshake timed out at `now`; `ignored`: the leader was plainly there and loss
+    /// cannot explain it (see `engine::handshakes`), so it ignored this one.
     pub(super) fn handshake_timed_out(&mut self, now: Instant, ignored: bool) {
         self.timeouts += 1;
         if ignored {

@@ -47,7 +47,7 @@ use tokio::{sync::Notify, time::Instant};
 
 use super::{figures::PathBook, lock};
 use crate::engine::{
-    handshakes::HandshakeLimit,
+    handshakes::{HandshakeLimit, Reading, TimedOut},
     link::{LinkTiming, RttEstimator},
     net::PathFigures,
 };
@@ -378,20 +378,25 @@ impl Pool {
         lock(&self.handshakes).start(now);
     }
 
-    /// A handshake that started at `started` timed out at `now`: whether the leader ignored
-    /// it while plainly there — another connection to it was up, or it answered a stream of
-    /// ours within a PTO of the handshake's start (a leader gone dark has been silent for
-    /// three PTOs before its connection is given up). If so, no handshake goes to it for a
-    /// token's time.
-    pub(super) fn handshake_timed_out(&self, started: Instant, now: Instant) -> bool {
-        let pto = self.timing().unwrap_or_default().pto();
-        let answered_lately =
-            lock(&self.last_answer).is_some_and(|t| started.saturating_duration_since(t) <= pto);
-        let ignored = !self.is_empty() || answered_lately;
-        if ignored {
-            lock(&self.handshakes).ignored(now);
-        }
-        ignored
+    /// A handshake that started at `started` timed out at `now`: how it is read (see
+    /// `engine::handshakes`), from when the leader last answered us, whether another
+    /// connection to it was up, and what the link has lost.
+    pub(super) fn handshake_timed_out(&self, started: Instant, now: Instant) -> Reading {
+        let figures = self.figures(now);
+        let timed_out = TimedOut {
+            started,
+            last_answer: *lock(&self.last_answer),
+            others_up: !self.is_empty(),
+            pto: self.timing().unwrap_or_default().pto(),
+            sent: figures.sent_packets,
+            lost: figures.lost_packets,
+        };
+        lock(&self.handshakes).timed_out(&timed_out, now)
+    }
+
+    /// A handshake finished: the leader takes them.
+    pub(super) fn handshake_finished(&self) {
+        lock(&self.handshakes).finished();
     }
 
     /// A stream on `conn` was answered `took` after its hand-off.

@@ -23,7 +23,11 @@ use super::{
     leader::{Conn, Peer},
     *,
 };
-use crate::engine::{handshakes::HandshakeLimit, link::RttEstimator, net::PathFigures};
+use crate::engine::{
+    handshakes::{HandshakeLimit, Reading, TimedOut},
+    link::RttEstimator,
+    net::PathFigures,
+};
 
 /// The transport's handshake bound before a link is measured (`QuicOptions::connect_timeout`).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -170,21 +174,28 @@ impl SimSender {
                 leader.handshake_timed_out();
             }
             tokio::time::sleep_until(start + bound).await;
-            // Ignored by a leader that is there: it answered us within a PTO of the start (a
-            // single connection is never up beside its own handshake here).
-            let pto = Self::timing(peer).unwrap_or_default().pto();
-            let ignored =
-                guard(&peer.last_answer).is_some_and(|t| start.saturating_duration_since(t) <= pto);
+            // Read as the transport reads it (a single connection is never up beside its own
+            // handshake here).
+            let measured = self.cluster.lock().links.get(&addr).map(|l| l.figures());
+            let timed_out = TimedOut {
+                started: start,
+                last_answer: *guard(&peer.last_answer),
+                others_up: false,
+                pto: Self::timing(peer).unwrap_or_default().pto(),
+                sent: measured.as_ref().map_or(0, |f| f.sent_packets),
+                lost: measured.as_ref().map_or(0, |f| f.lost_packets),
+            };
             let now = Instant::now();
+            let reading = guard(&peer.limit).timed_out(&timed_out, now);
             let mut figures = guard(&peer.handshakes);
             figures.1 += 1;
-            if ignored {
+            if reading == (Reading::Ignored { named: true }) {
                 figures.2 = Some(now);
-                guard(&peer.limit).ignored(now);
             }
             return Err(SendError::handshake_timed_out(bound));
         }
         tokio::time::sleep(back).await;
+        guard(&peer.limit).finished();
         guard(&peer.handshakes).0 = Some(start.elapsed());
         let rtt = link.as_ref().map_or(took, |l| l.rtt());
         let conn = leader.admit(&who, rtt);
