@@ -34,6 +34,7 @@ pub(super) async fn connection(
 async fn connect(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Arc<Pooled>, SendError> {
     let first = peer.pool.is_empty();
     let started = tokio::time::Instant::now();
+    let answered_before = peer.pool.last_answer();
     if let Some(wait) = peer.pool.handshake_wait(started) {
         return Err(SendError::HandshakeHeld(wait));
     }
@@ -53,7 +54,7 @@ async fn connect(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Arc<Poo
             Ok(done) => done.map_err(|e| classify(&e)),
             Err(_) => {
                 let now = tokio::time::Instant::now();
-                let reading = peer.pool.handshake_timed_out(started, now);
+                let reading = peer.pool.handshake_timed_out(started, answered_before, now);
                 let named = reading == Reading::Ignored { named: true };
                 lock(&peer.pool.book).handshake_timed_out(now, named);
                 match reading {
@@ -61,8 +62,8 @@ async fn connect(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Arc<Poo
                         log::debug!("{addr} ignored our handshake: none to it for a while")
                     }
                     Reading::Ignored { named: false } => log::debug!(
-                        "a handshake to {addr} timed out while it answered us, on a link that \
-                         loses datagrams: none to it for a while"
+                        "a handshake to {addr} timed out, the leader perhaps there (on a link \
+                         that loses datagrams, or going dark or back): none to it for a while"
                     ),
                     Reading::Unanswered => {}
                 }

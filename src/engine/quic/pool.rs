@@ -378,14 +378,25 @@ impl Pool {
         lock(&self.handshakes).start(now);
     }
 
-    /// A handshake that started at `started` timed out at `now`: how it is read (see
-    /// `engine::handshakes`), from when the leader last answered us, whether another
-    /// connection to it was up, and what the link has lost.
-    pub(super) fn handshake_timed_out(&self, started: Instant, now: Instant) -> Reading {
+    /// When a stream of ours was last answered, on any connection.
+    pub(super) fn last_answer(&self) -> Option<Instant> {
+        *lock(&self.last_answer)
+    }
+
+    /// A handshake that started at `started`, the leader's last answer then `answered_before`,
+    /// timed out at `now`: how it is read (see `engine::handshakes`), from the answers, whether
+    /// another connection to it is up, and what the link has lost.
+    pub(super) fn handshake_timed_out(
+        &self,
+        started: Instant,
+        answered_before: Option<Instant>,
+        now: Instant,
+    ) -> Reading {
         let figures = self.figures(now);
         let timed_out = TimedOut {
             started,
-            last_answer: *lock(&self.last_answer),
+            answered_before,
+            answered_since: self.last_answer().is_some_and(|t| t > started),
             others_up: !self.is_empty(),
             pto: self.timing().unwrap_or_default().pto(),
             sent: figures.sent_packets,

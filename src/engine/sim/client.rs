@@ -164,6 +164,7 @@ impl SimSender {
             t.handshake_timeout().max(CONNECT_TIMEOUT)
         });
         let start = Instant::now();
+        let answered_before = *guard(&peer.last_answer);
         let (there, back) = draw(&link);
         tokio::time::sleep(there).await;
         let who = self.who();
@@ -179,7 +180,8 @@ impl SimSender {
             let measured = self.cluster.lock().links.get(&addr).map(|l| l.figures());
             let timed_out = TimedOut {
                 started: start,
-                last_answer: *guard(&peer.last_answer),
+                answered_before,
+                answered_since: guard(&peer.last_answer).is_some_and(|t| t > start),
                 others_up: false,
                 pto: Self::timing(peer).unwrap_or_default().pto(),
                 sent: measured.as_ref().map_or(0, |f| f.sent_packets),
