@@ -27,7 +27,12 @@
 //! its retransmission may both have been lost (the relay's `apac` link once made one leader
 //! look ignoring while its own count of ignored handshakes stayed 0). A connection merely up is
 //! no sign: a leader gone dark leaves ours up until they time out (the node darkened in the
-//! `mainnet-dark` scenario was named ignoring so, its own count 0).
+//! `mainnet-dark` scenario was named ignoring so, its own count 0). Nor is a connection gone
+//! by the timeout: a leader going dark makes our streams wait, so a handshake starts to grow
+//! the pool a moment after its last answer, and a second later our silent connections are given
+//! up (`liveness`); read at the timeout alone, that looked like our only connection lost while
+//! the leader was taking our sends, and named the dark node ignoring again. So the connections
+//! up at the handshake's start count as well.
 //!
 //! This module is a leaf: it imports nothing of the engine.
 
@@ -60,8 +65,12 @@ pub struct TimedOut {
     pub answered_before: Option<Instant>,
     /// A stream of ours to it was answered after the handshake started.
     pub answered_since: bool,
-    /// Another connection to it was up.
+    /// Another connection to it was up when the handshake timed out.
     pub others_up: bool,
+    /// Another connection to it was up when the handshake started. One up then and gone by
+    /// the timeout was given up meanwhile, most often for silence: the leader could have
+    /// answered on it and did not.
+    pub others_up_at_start: bool,
     /// The link's probe timeout.
     pub pto: Duration,
     /// Datagrams sent to it and counted lost, over every connection so far.
@@ -83,12 +92,14 @@ impl TimedOut {
 
     /// Whether the leader was plainly there while it let the handshake time out: it answered
     /// a stream of ours within a PTO before the start and — when other connections to it were
-    /// up — answered on them after the start as well (with none up, there was nothing to
-    /// answer on: a connection of ours lost while it was taking our sends). A leader going
-    /// dark answers before and not after; one coming back from dark answers after and not
-    /// before.
+    /// up at the start or the end — answered on them after the start as well (with none up,
+    /// there was nothing to answer on: a connection of ours lost while it was taking our
+    /// sends). A leader going dark answers before and not after, and our connections to it are
+    /// often given up for silence before the handshake times out; one coming back from dark
+    /// answers after and not before.
     pub fn leader_there(&self) -> bool {
-        self.answered_just_before() && (self.answered_since || !self.others_up)
+        let could_answer = self.others_up || self.others_up_at_start;
+        self.answered_just_before() && (self.answered_since || !could_answer)
     }
 
     fn clean(&self) -> bool {
@@ -222,6 +233,7 @@ mod tests {
             answered_before: Some(t + TOKEN),
             answered_since: true,
             others_up: true,
+            others_up_at_start: true,
             pto: Duration::from_millis(100),
             sent: 0,
             lost: 0,
@@ -250,6 +262,7 @@ mod tests {
             answered_before: before,
             answered_since: since,
             others_up,
+            others_up_at_start: others_up,
             pto: Duration::from_millis(300),
             sent: 1_000,
             lost: 0,
@@ -270,6 +283,13 @@ mod tests {
         // Going dark: our other connections are still up, nothing answered since the start.
         let going = timed_out_at(t, just_before, false, true);
         assert!(!going.leader_there() && going.maybe_ignored());
+        // Going dark, our silent connections given up before the handshake timed out: they
+        // were there to answer on and stayed silent.
+        let given_up = TimedOut {
+            others_up_at_start: true,
+            ..timed_out_at(t, just_before, false, false)
+        };
+        assert!(!given_up.leader_there() && given_up.maybe_ignored());
         // Back from dark: answering during the handshake, silent before it.
         let back = timed_out_at(t, long_before, true, true);
         assert!(!back.leader_there() && back.maybe_ignored());

@@ -54,7 +54,9 @@ async fn connect(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Arc<Poo
             Ok(done) => done.map_err(|e| classify(&e)),
             Err(_) => {
                 let now = tokio::time::Instant::now();
-                let reading = peer.pool.handshake_timed_out(started, answered_before, now);
+                let reading = peer
+                    .pool
+                    .handshake_timed_out(started, answered_before, !first, now);
                 let named = reading == Reading::Ignored { named: true };
                 lock(&peer.pool.book).handshake_timed_out(now, named);
                 match reading {

@@ -383,13 +383,15 @@ impl Pool {
         *lock(&self.last_answer)
     }
 
-    /// A handshake that started at `started`, the leader's last answer then `answered_before`,
-    /// timed out at `now`: how it is read (see `engine::handshakes`), from the answers, whether
-    /// another connection to it is up, and what the link has lost.
+    /// A handshake that started at `started` — the leader's last answer then `answered_before`,
+    /// another connection to it up then `others_up_at_start` — timed out at `now`: how it is
+    /// read (see `engine::handshakes`), from the answers, whether another connection to it is
+    /// up, and what the link has lost.
     pub(super) fn handshake_timed_out(
         &self,
         started: Instant,
         answered_before: Option<Instant>,
+        others_up_at_start: bool,
         now: Instant,
     ) -> Reading {
         let figures = self.figures(now);
@@ -398,6 +400,7 @@ impl Pool {
             answered_before,
             answered_since: self.last_answer().is_some_and(|t| t > started),
             others_up: !self.is_empty(),
+            others_up_at_start,
             pto: self.timing().unwrap_or_default().pto(),
             sent: figures.sent_packets,
             lost: figures.lost_packets,

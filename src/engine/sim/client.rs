@@ -183,6 +183,7 @@ impl SimSender {
                 answered_before,
                 answered_since: guard(&peer.last_answer).is_some_and(|t| t > start),
                 others_up: false,
+                others_up_at_start: false,
                 pto: Self::timing(peer).unwrap_or_default().pto(),
                 sent: measured.as_ref().map_or(0, |f| f.sent_packets),
                 lost: measured.as_ref().map_or(0, |f| f.lost_packets),
