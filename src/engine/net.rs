@@ -304,9 +304,8 @@ pub trait Transport: Send + Sync + 'static {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PathFigures {
     /// Quinn's smoothed round trip (`PathStats::rtt`), the mean over the live connections;
-    /// `None` with none live, but for an address whose connections the transport closed for
-    /// idleness: there, the figure as they closed (the link was measured, and a leader whose
-    /// turn is over is not unjudged).
+    /// with none live, the last connection's as it closed (the link was measured, and a
+    /// leader whose turn is over is not unjudged); `None` until a connection was up.
     pub srtt: Option<Duration>,
     /// Datagrams sent, counted lost, and congestion events (`PathStats`), over every
     /// connection, closed ones included.

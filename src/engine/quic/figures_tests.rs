@@ -20,7 +20,8 @@ fn transport(connect_timeout: Duration) -> QuicTransport {
 }
 
 /// After streams to a healthy leader: quinn's round trip, datagrams sent, one handshake this
-/// minute and how long it took, one live connection, nothing closed.
+/// minute and how long it took, one live connection, nothing closed — and the round trip
+/// still once that connection is gone.
 #[tokio::test]
 async fn a_healthy_leaders_figures_are_quinns() {
     let (addr, _events) = tpu_server();
@@ -46,6 +47,14 @@ async fn a_healthy_leaders_figures_are_quinns() {
     assert_eq!((f.new_last_minute, f.connections), (1, 1), "{f:?}");
     assert_eq!((f.handshake_timeouts, f.ignored_ago), (0, None));
     assert!(f.closes.is_empty() && f.evicted_ago.is_none(), "{f:?}");
+    // Its connection given up, the round trip it measured stays: the link was measured.
+    t.abandon(addr);
+    let gone = t.path_figures(addr).expect("figures");
+    assert_eq!(gone.connections, 0, "{gone:?}");
+    assert!(
+        gone.srtt.is_some_and(|r| r < Duration::from_millis(100)),
+        "{gone:?}"
+    );
 }
 
 /// A handshake to an address that never answers times out: counted, and not read as ignored
