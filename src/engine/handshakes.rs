@@ -212,6 +212,44 @@ impl HandshakeLimit {
     }
 }
 
+/// The failed handshakes to one leader, as the sends waiting for its connection see them: a
+/// send that waited behind a handshake that failed fails with it ([`Failed::since`]) rather
+/// than starting another. Several streams wait for a new leader's first handshake (see
+/// `liveness`); behind a dark TPU each would otherwise wait out one more handshake of its own,
+/// in turn, spending the leader's per-minute allowance on a leader that answers none.
+#[derive(Debug)]
+pub struct Failed<E> {
+    count: u64,
+    last: Option<E>,
+}
+
+impl<E> Default for Failed<E> {
+    fn default() -> Self {
+        Self {
+            count: 0,
+            last: None,
+        }
+    }
+}
+
+impl<E: Clone> Failed<E> {
+    /// Taken before waiting for the handshake under way: what [`Failed::since`] compares with.
+    pub fn ticket(&self) -> u64 {
+        self.count
+    }
+
+    /// A handshake failed with `err`.
+    pub fn note(&mut self, err: &E) {
+        self.count += 1;
+        self.last = Some(err.clone());
+    }
+
+    /// The error of the last handshake that failed since `ticket` was taken, if any did.
+    pub fn since(&self, ticket: u64) -> Option<E> {
+        (self.count > ticket).then(|| self.last.clone()).flatten()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,5 +381,22 @@ mod tests {
         let gone = timed_out_at(t, None, false, false);
         assert_eq!(fresh.timed_out(&gone, t), Reading::Unanswered);
         assert_eq!(fresh.wait(t), None);
+    }
+
+    #[test]
+    fn a_send_that_waited_behind_a_failed_handshake_gets_its_error_and_a_later_one_none() {
+        let mut failed = Failed::<&str>::default();
+        let waited = failed.ticket();
+        assert_eq!(failed.since(waited), None, "nothing failed yet");
+        failed.note(&"timed out");
+        assert_eq!(failed.since(waited), Some("timed out"));
+        let later = failed.ticket();
+        assert_eq!(failed.since(later), None, "a send after it starts its own");
+        failed.note(&"refused");
+        assert_eq!(
+            failed.since(waited),
+            Some("refused"),
+            "the last one's error"
+        );
     }
 }

@@ -230,6 +230,8 @@ mod fanout;
 #[cfg(test)]
 mod handover;
 #[cfg(test)]
+mod start;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod verdicts;

@@ -3,6 +3,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::{backoff::HANDSHAKE_POLL, *};
+use crate::engine::liveness::HANDSHAKE_RIDERS;
 use crate::engine::net::{Handoff, LinkState, SendError, StreamOutcome};
 
 #[test]
@@ -163,14 +164,20 @@ async fn a_leader_not_known_to_answer_rides_along_without_taking_a_place() {
     // b is new: its first stream goes, and the send still reaches two leaders that answer.
     let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
     assert_eq!(t, vec![a, b, c]);
-    // While that stream waits for b's handshake, b is skipped and c takes its place.
+    // While that stream waits for b's handshake, b takes riders for it, up to
+    // `HANDSHAKE_RIDERS` in all; then it is skipped, c in its place either way.
     let addr_b = SocketAddr::from(([127, 0, 0, 1], 9001));
     let first = Handoff::default();
     book.on_sent(b, addr_b, first.clone());
+    for _ in 1..HANDSHAKE_RIDERS {
+        let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
+        assert_eq!(t, vec![a, b, c]);
+        book.on_sent(b, addr_b, Handoff::default());
+    }
     let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
     assert_eq!(t, vec![a, c]);
-    // Once it reached the wire (b answered the handshake) b rides along again, its place
-    // still taken by c until it answers a stream.
+    // Once a stream reached the wire (b answered the handshake) b rides along again, its
+    // place still taken by c until it answers a stream.
     first.mark();
     let t: Vec<Pubkey> = book.targets(now).iter().map(|t| t.0).collect();
     assert_eq!(t, vec![a, b, c]);
@@ -330,9 +337,10 @@ async fn leaders_are_connected_ahead_by_their_measured_link() {
     assert_eq!(book.prepare_list(), vec![addr(1), addr(2), addr(3)]);
 }
 
-/// At a run's start every leader's first stream waits for its handshake and nothing else may
-/// go: the pace holds, and looks again every couple of milliseconds rather than waiting for
-/// an answer, since the leader takes the pace as soon as that stream reaches the wire.
+/// At a run's start every leader's first streams wait for its handshake, and once each has
+/// its riders nothing else may go: the pace holds, and looks again every couple of
+/// milliseconds rather than waiting for an answer, since the leader takes the pace as soon as
+/// a stream reaches the wire.
 #[tokio::test(start_paused = true)]
 async fn a_held_pace_looks_again_while_a_handshake_is_under_way() {
     let (a, b) = (Pubkey::new_unique(), Pubkey::new_unique());
@@ -343,11 +351,11 @@ async fn a_held_pace_looks_again_while_a_handshake_is_under_way() {
     for (l, h) in [a, b].iter().zip(&first) {
         let addr = book.addrs[l];
         book.on_sent(*l, addr, h.clone());
+        for _ in 1..HANDSHAKE_RIDERS {
+            book.on_sent(*l, addr, Handoff::default());
+        }
     }
-    assert!(
-        book.nowhere_to_send(now),
-        "each first stream waits for its handshake"
-    );
+    assert!(book.nowhere_to_send(now), "each handshake has its riders");
     assert_eq!(book.next_look(now), Some(now + HANDSHAKE_POLL));
     first[0].mark();
     assert_eq!(

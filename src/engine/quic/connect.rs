@@ -13,7 +13,8 @@ use crate::engine::{
 };
 
 /// A connection to `addr` for one more stream: the pool's least loaded, else a new one (a
-/// handshake concurrent sends share).
+/// handshake concurrent sends share: one that failed fails them all, see
+/// `engine::handshakes::Failed`).
 pub(super) async fn connection(
     inner: &Inner,
     peer: &Peer,
@@ -22,11 +23,23 @@ pub(super) async fn connection(
     if let Some(p) = peer.pool.pick() {
         return Ok(p);
     }
+    let ticket = lock(&peer.failed).ticket();
     let _one = peer.connecting.lock().await;
     if let Some(p) = peer.pool.pick() {
         return Ok(p);
     }
-    connect(inner, peer, addr).await
+    if let Some(err) = lock(&peer.failed).since(ticket) {
+        return Err(err);
+    }
+    let result = connect(inner, peer, addr).await;
+    // A refusal to start one (the leader's allowance) is no handshake: each send reads the
+    // wait left itself.
+    if let Err(err) = &result
+        && !matches!(err, SendError::HandshakeHeld(_))
+    {
+        lock(&peer.failed).note(err);
+    }
+    result
 }
 
 /// One handshake to `addr`, its connection added to the pool. The caller holds

@@ -40,6 +40,7 @@ use solana_keypair::Keypair;
 use solana_tls_utils::{QuicClientCertificate, tls_client_config_builder};
 
 use super::{
+    handshakes::Failed,
     link::LinkTiming,
     net::{ABANDONED, Handoff, LinkState, PathFigures, SendError, Transport},
 };
@@ -119,6 +120,8 @@ struct Peer {
     /// Held across a handshake: concurrent sends share one, and the pool grows by one at a
     /// time.
     connecting: tokio::sync::Mutex<()>,
+    /// The handshakes that failed: a send that waited for one fails with it.
+    failed: Mutex<Failed<SendError>>,
     pool: Pool,
     /// When the address was last prepared or sent to; eviction judges idleness by it.
     touched: Mutex<Instant>,
@@ -229,6 +232,7 @@ impl QuicTransport {
             Arc::new(Peer {
                 state: Mutex::new(LinkState::Idle),
                 connecting: tokio::sync::Mutex::new(()),
+                failed: Mutex::default(),
                 pool: Pool::default(),
                 touched: Mutex::new(now),
                 in_flight: AtomicUsize::new(0),

@@ -24,7 +24,7 @@ use super::{
     *,
 };
 use crate::engine::{
-    handshakes::{HandshakeLimit, Reading, TimedOut},
+    handshakes::{Failed, HandshakeLimit, Reading, TimedOut},
     link::RttEstimator,
     net::PathFigures,
 };
@@ -40,6 +40,9 @@ pub const DEFAULT_SENDER_IP: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
 struct PeerLink {
     conn: Mutex<Option<Arc<Conn>>>,
     connecting: tokio::sync::Mutex<()>,
+    /// The handshakes that failed: a send that waited for one fails with it, as the
+    /// transport's do.
+    failed: Mutex<Failed<SendError>>,
     rtt: Mutex<RttEstimator>,
     state: Mutex<Option<LinkState>>,
     /// Handshakes under the leader's limit, as the transport keeps them.
@@ -134,9 +137,13 @@ impl SimSender {
         if let Some(c) = self.connection(addr) {
             return Ok(c);
         }
+        let ticket = guard(&peer.failed).ticket();
         let _one = peer.connecting.lock().await;
         if let Some(c) = self.connection(addr) {
             return Ok(c);
+        }
+        if let Some(err) = guard(&peer.failed).since(ticket) {
+            return Err(err);
         }
         let now = Instant::now();
         if self.inner.limited
@@ -149,7 +156,10 @@ impl SimSender {
         let result = self.handshake(addr, &peer).await;
         *guard(&peer.state) = Some(match &result {
             Ok(_) => LinkState::Connected,
-            Err(e) => LinkState::Failed(e.to_string()),
+            Err(e) => {
+                guard(&peer.failed).note(e);
+                LinkState::Failed(e.to_string())
+            }
         });
         result
     }
@@ -306,11 +316,13 @@ impl SimSender {
         }
     }
 
-    /// Starts connecting to `addrs` not connected yet, as the transport pre-connects the
-    /// upcoming leaders.
+    /// Starts connecting to `addrs` never tried yet, as the transport pre-connects the
+    /// upcoming leaders: one whose connection failed or was given up is connected again by
+    /// its next send, not by the list.
     pub(super) fn prepare(&self, addrs: &[SocketAddr]) {
         for &addr in addrs {
-            if self.connection(addr).is_some() || self.cluster.server(addr).is_none() {
+            let tried = guard(&self.peer(addr).state).is_some();
+            if tried || self.cluster.server(addr).is_none() {
                 continue;
             }
             let me = self.clone();

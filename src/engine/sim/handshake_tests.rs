@@ -151,3 +151,61 @@ async fn a_leader_that_ignores_our_handshakes_is_named_and_spared() {
     // Ours: at most the first handshake, the ignored one and those after each token's hold.
     assert!(c.ignored - ignored_before <= 3, "{c:?}");
 }
+
+/// A leader that answers no handshake of ours, current as the run starts: another sender on
+/// our address spent its bucket, so it ignores our Initials (to us, a dark TPU). Its first
+/// streams wait for one handshake — at most `liveness::HANDSHAKE_RIDERS` of them, each also
+/// sent to a leader that answers — and fail together when it times out, rather than each
+/// starting a handshake of its own in turn; every transaction lands through the others.
+#[tokio::test(start_paused = true)]
+async fn the_sends_waiting_for_a_handshake_that_fails_fail_with_it() {
+    let ls: Vec<Pubkey> = (0..3).map(|_| Pubkey::new_unique()).collect();
+    let cluster = SimCluster::new(ls.clone());
+    let dark = cluster.leader_at(cluster.slot_now());
+    let addr = cluster.addr_of(&dark).expect("an address");
+    cluster.set_rules(addr, Rules::mainnet());
+    let other = cluster.sender(DEFAULT_SENDER_IP, 0.0);
+    for _ in 0..NEW_PER_MINUTE {
+        other.connect(addr).await.expect("a token left");
+        Transport::abandon(&other, addr);
+    }
+    let before = initials(&cluster, addr);
+    let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
+    cfg.rate = RateTarget::Fixed(100.0);
+    let hash = Hash::new_from_array(Pubkey::new_unique().to_bytes());
+    let h = engine::spawn(
+        cfg,
+        cluster.transactions(1_000, hash),
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        None,
+    );
+    // Past the first handshake's 2 s bound, before a backoff's probe could start another.
+    tokio::time::sleep(Duration::from_millis(2_300)).await;
+    let c = cluster.leader_counters(addr);
+    assert_eq!(
+        initials(&cluster, addr) - before,
+        1,
+        "one handshake for every waiting send: {c:?}"
+    );
+    assert_eq!(c.ignored, 1, "{c:?}");
+    let snap = h.snapshots.borrow().clone();
+    let row = snap
+        .leaders
+        .iter()
+        .find(|r| r.identity == dark)
+        .expect("the dark leader's row");
+    let riders = u64::from(crate::engine::liveness::HANDSHAKE_RIDERS);
+    assert!(
+        (2..=riders).contains(&row.streams.sent),
+        "{:?}",
+        row.streams
+    );
+    assert_eq!(
+        row.streams.connection, row.streams.sent,
+        "every stream that waited failed with the handshake: {:?}",
+        row.streams
+    );
+    let out = h.task.await.expect("engine");
+    assert_eq!(out.snapshot.counts.confirmed, 1_000);
+}
