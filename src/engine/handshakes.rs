@@ -250,9 +250,47 @@ impl<E: Clone> Failed<E> {
     }
 }
 
+/// Between two streams that waited for a leader's handshake, as they go once it ends: the
+/// streams of one 100 ms window of a 4.0 leader's unstaked budget (20) spread over two windows,
+/// so that these and the pace's own streams (100 a second at the default pace) stay within
+/// its 200 a second. Released at once they reached it together and over a window's budget,
+/// and the leader read those past the 20th a window later (counted as delayed).
+pub const RIDER_GAP: Duration = Duration::from_micros(12_500);
+
+/// When each stream that waited for one leader's handshake goes: the first at once, each
+/// next [`RIDER_GAP`] after the one before (see `liveness` for how many wait).
+#[derive(Debug, Default)]
+pub struct Release {
+    next: Option<Instant>,
+}
+
+impl Release {
+    /// The time the stream asking at `now` may go, its place taken.
+    pub fn slot(&mut self, now: Instant) -> Instant {
+        let at = self.next.map_or(now, |n| n.max(now));
+        self.next = Some(at + RIDER_GAP);
+        at
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn streams_that_waited_for_a_handshake_go_a_gap_apart_and_a_later_one_at_once() {
+        let mut r = Release::default();
+        let t = Instant::now();
+        assert_eq!(r.slot(t), t);
+        assert_eq!(r.slot(t), t + RIDER_GAP);
+        assert_eq!(r.slot(t + Duration::from_millis(1)), t + RIDER_GAP * 2);
+        let later = t + Duration::from_secs(1);
+        assert_eq!(
+            r.slot(later),
+            later,
+            "the gap is kept from the last, not owed"
+        );
+    }
 
     #[tokio::test(start_paused = true)]
     async fn a_minutes_worth_then_one_a_token_saved_up_to_ten_minutes() {

@@ -15,10 +15,10 @@
 //! A silent address gets a stream only when none of its streams is in flight. A new one —
 //! no stream of it has reached the wire, none has failed — takes up to [`HANDSHAKE_RIDERS`]
 //! while its first connection's handshake is under way: they wait for that handshake and
-//! reach the leader the moment it ends. They count on it to deliver only once it answered
-//! (see `LeaderBook::targets`), so each also goes to a leader known to answer; and a leader
-//! whose TPU is dark, which never completes a handshake, swallows no more than that before its
-//! failure says so (the sends waiting behind a failed handshake fail with it:
+//! reach the leader as it ends, spaced to its budget (`engine::handshakes::Release`). They
+//! count on it to deliver only once it answered (see `LeaderBook::targets`), so each also goes
+//! to a leader known to answer; and a leader whose TPU is dark, which never completes a
+//! handshake, swallows no more than that before its failure says so (the sends waiting behind a failed handshake fail with it:
 //! `engine::handshakes::Failed`). Once a stream of it reaches the wire, the leader has
 //! answered our handshake, and more streams may go while it is not silent. Holding a new
 //! leader to one stream cost the pace of its handshake and admission: on the relay's
@@ -44,11 +44,15 @@ use super::{
     net::{Handoff, StreamOutcome},
 };
 
-/// Streams a new address may hold while its first handshake is under way: half of what a 4.0
-/// leader reads from an unstaked address in one 100 ms window (20), so that these, reaching it
-/// together as the handshake ends, and the pace's own streams of that window stay within the
-/// budget at 100 tx/s.
-pub const HANDSHAKE_RIDERS: u32 = 10;
+/// Streams a new address may hold while its first handshake is under way: what the pace
+/// makes in 400 ms at 100 tx/s, longer than a handshake takes on the farthest links (a round
+/// trip of 230–320 ms and the server's first flight). They go once it ends, a
+/// [`RIDER_GAP`](crate::engine::handshakes::RIDER_GAP) apart so that they and the pace stay
+/// within the leader's budget (`handshakes::Release`): the last leaves half a second after
+/// it. A leader whose TPU is dark takes no more than these before its failure says so. With 10
+/// (half a 100 ms window's budget, released together), on the relay's `mainnet` profiles the
+/// run's transactions 11–20 went only to the near leader two turns away, and landed 2–5 s late.
+pub const HANDSHAKE_RIDERS: u32 = 40;
 
 #[derive(Debug, Default)]
 struct Link {

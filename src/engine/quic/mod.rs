@@ -40,7 +40,7 @@ use solana_keypair::Keypair;
 use solana_tls_utils::{QuicClientCertificate, tls_client_config_builder};
 
 use super::{
-    handshakes::Failed,
+    handshakes::{Failed, Release},
     link::LinkTiming,
     net::{ABANDONED, Handoff, LinkState, PathFigures, SendError, Transport},
 };
@@ -122,6 +122,9 @@ struct Peer {
     connecting: tokio::sync::Mutex<()>,
     /// The handshakes that failed: a send that waited for one fails with it.
     failed: Mutex<Failed<SendError>>,
+    /// When each send that waited for a handshake goes once it ends (spaced to the leader's
+    /// budget).
+    release: Mutex<Release>,
     pool: Pool,
     /// When the address was last prepared or sent to; eviction judges idleness by it.
     touched: Mutex<Instant>,
@@ -233,6 +236,7 @@ impl QuicTransport {
                 state: Mutex::new(LinkState::Idle),
                 connecting: tokio::sync::Mutex::new(()),
                 failed: Mutex::default(),
+                release: Mutex::default(),
                 pool: Pool::default(),
                 touched: Mutex::new(now),
                 in_flight: AtomicUsize::new(0),

@@ -14,6 +14,7 @@ use quinn::WriteError;
 use super::{
     Inner, Peer, classify,
     connect::{connection, drop_connection, grow},
+    lock,
 };
 use crate::engine::net::{Handoff, SendError};
 
@@ -44,7 +45,16 @@ pub(super) async fn send_on(
     handoff: Handoff,
 ) -> Result<(), SendError> {
     let _in_flight = InFlight::new(peer.clone());
-    let mut pooled = connection(&inner, &peer, addr).await?;
+    let mut pooled = match peer.pool.pick() {
+        Some(pooled) => pooled,
+        // It waits for a handshake, and goes in its turn once it ends (see `Release`).
+        None => {
+            let pooled = connection(&inner, &peer, addr).await?;
+            let at = lock(&peer.release).slot(tokio::time::Instant::now());
+            tokio::time::sleep_until(at).await;
+            pooled
+        }
+    };
     let mut claim = pooled.claim();
     // Waiting for room in the congestion window is our side of the stream: it is not handed
     // off before it has room. Having to wait, or a crowded connection on a lossy link, asks

@@ -24,7 +24,7 @@ use super::{
     *,
 };
 use crate::engine::{
-    handshakes::{Failed, HandshakeLimit, Reading, TimedOut},
+    handshakes::{Failed, HandshakeLimit, Reading, Release, TimedOut},
     link::RttEstimator,
     net::PathFigures,
 };
@@ -43,6 +43,9 @@ struct PeerLink {
     /// The handshakes that failed: a send that waited for one fails with it, as the
     /// transport's do.
     failed: Mutex<Failed<SendError>>,
+    /// When each send that waited for a handshake goes once it ends, as the transport spaces
+    /// them.
+    release: Mutex<Release>,
     rtt: Mutex<RttEstimator>,
     state: Mutex<Option<LinkState>>,
     /// Handshakes under the leader's limit, as the transport keeps them.
@@ -235,7 +238,15 @@ impl SimSender {
         handoff: Handoff,
     ) -> Result<(), SendError> {
         let peer = self.peer(addr);
-        let conn = self.connect(addr).await?;
+        let conn = match self.connection(addr) {
+            Some(conn) => conn,
+            None => {
+                let conn = self.connect(addr).await?;
+                let at = guard(&peer.release).slot(Instant::now());
+                tokio::time::sleep_until(at).await;
+                conn
+            }
+        };
         let link = self.cluster.link(addr);
         let _place = match &link {
             Some(l) => Some(l.enter().await),
