@@ -45,14 +45,17 @@ use super::{
 };
 
 /// Streams a new address may hold while its first handshake is under way: what the pace
-/// makes in 400 ms at 100 tx/s, longer than a handshake takes on the farthest links (a round
-/// trip of 230–320 ms and the server's first flight). They go once it ends, a
-/// [`RIDER_GAP`](crate::engine::handshakes::RIDER_GAP) apart so that they and the pace stay
-/// within the leader's budget (`handshakes::Release`): the last leaves half a second after
-/// it. A leader whose TPU is dark takes no more than these before its failure says so. With 10
-/// (half a 100 ms window's budget, released together), on the relay's `mainnet` profiles the
-/// run's transactions 11–20 went only to the near leader two turns away, and landed 2–5 s late.
-pub const HANDSHAKE_RIDERS: u32 = 40;
+/// makes in a second at 100 tx/s. A handshake and the leader's first stream credit take two
+/// round trips (460 ms to an `apac` leader, 640 ms to a `hostile` one), and one whose first
+/// Initial is lost waits quinn's first probe timeout, a second, for its retransmission. They go
+/// once it ends, a [`RIDER_GAP`](crate::engine::handshakes::RIDER_GAP) apart so that they and
+/// the pace stay within the leader's budget (`handshakes::Release`): the last leaves 1.25 s
+/// after it. A leader whose TPU is dark takes no more than these before its failure says so,
+/// and each also goes to a leader that answers. With 10 (half a 100 ms window's budget,
+/// released together), on the relay's `mainnet` profiles the run's transactions 11–20 went
+/// only to the near leader two turns away and landed 2–5 s late; with 40, the 41st to 60th
+/// did so in `mainnet-dark`, behind a handshake that took over 600 ms.
+pub const HANDSHAKE_RIDERS: u32 = 100;
 
 #[derive(Debug, Default)]
 struct Link {
