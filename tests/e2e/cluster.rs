@@ -61,8 +61,8 @@ const BAD_LEADER_BLOCKS: u64 = BAD_LEADER_LIMIT.as_millis() as u64 / 400;
 /// handshake (about 2 s), and the sends already in flight when it stopped answering.
 const PROBES_PER_TURN: f64 = 4.0;
 /// And once in the run, the streams that waited for its first handshake (txpace's
-/// `HANDSHAKE_RIDERS`: a new leader takes up to 100 while its handshake is under way).
-const FIRST_HANDSHAKE_RIDERS: f64 = 100.0;
+/// `HANDSHAKE_RIDERS`: a new leader takes up to 40 while its handshake is under way).
+const FIRST_HANDSHAKE_RIDERS: f64 = 40.0;
 const BAD_NODE: usize = 1;
 
 #[test]

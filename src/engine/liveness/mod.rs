@@ -45,17 +45,18 @@ use super::{
 };
 
 /// Streams a new address may hold while its first handshake is under way: what the pace
-/// makes in a second at 100 tx/s. A handshake and the leader's first stream credit take two
-/// round trips (460 ms to an `apac` leader, 640 ms to a `hostile` one), and one whose first
-/// Initial is lost waits quinn's first probe timeout, a second, for its retransmission. They go
-/// once it ends, a [`RIDER_GAP`](crate::engine::handshakes::RIDER_GAP) apart so that they and
-/// the pace stay within the leader's budget (`handshakes::Release`): the last leaves 1.25 s
-/// after it. A leader whose TPU is dark takes no more than these before its failure says so,
-/// and each also goes to a leader that answers. With 10 (half a 100 ms window's budget,
-/// released together), on the relay's `mainnet` profiles the run's transactions 11–20 went
-/// only to the near leader two turns away and landed 2–5 s late; with 40, the 41st to 60th
-/// did so in `mainnet-dark`, behind a handshake that took over 600 ms.
-pub const HANDSHAKE_RIDERS: u32 = 100;
+/// makes in 400 ms at 100 tx/s, about what a handshake and the leader's first stream credit
+/// take on a 230 ms link (two round trips). They go once it ends, a
+/// [`RIDER_GAP`](crate::engine::handshakes::RIDER_GAP) apart so that they and the pace stay
+/// within the leader's budget (`handshakes::Release`): the last leaves half a second after it.
+/// A leader whose TPU is dark takes no more than these before its failure says so, and each
+/// also goes to a leader that answers. With 10 (half a 100 ms window's budget, released
+/// together), on the relay's `mainnet` profiles the run's transactions 11–20 went only to the
+/// near leader two turns away and landed 2–5 s late. With 100, in one round of
+/// `txpace-bench wan` at 8eb0447, `apac`'s p99 was 8 slots (2 with 40, one round each) and
+/// `mainnet-dark`'s 13 (8); 100 riders take 1.25 s to drain, most of a leader's turn (not
+/// traced further).
+pub const HANDSHAKE_RIDERS: u32 = 40;
 
 #[derive(Debug, Default)]
 struct Link {
