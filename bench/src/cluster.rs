@@ -2,7 +2,8 @@
 //! every 4 slots (`txpace-localnet`, each node's TPU behind a relay), through txpace (with
 //! `--rate 100`, Agave's pace, and with no `--rate`) and through Agave's two clients at the
 //! same pace — `TpuClient::send_and_confirm_messages_with_spinner` and `solana-tpu-client-next`
-//! driven as Agave's send-transaction service drives it — healthy and with one leader's TPU
+//! driven as Agave's send-transaction service drives it — and RPC `sendTransaction` on node 0
+//! (`rpc_child`: the node's own service forwards to the leaders), healthy and with one leader's TPU
 //! blackholed, in one run; and what the cluster itself costs on this machine (start time, CPU
 //! and memory of its nodes while idle).
 //!
@@ -12,8 +13,9 @@
 //! blocks, a re-signed copy that landed too counted once — and `getSlotLeaders`), not from the
 //! sender's word; sends are counted per transaction per leader address for all: the streams
 //! in txpace's report and Agave's sends counted where each client makes them (`agave_sends`,
-//! `next_sends`). A sender whose process failed is shown as failed. Each ratio is txpace over
-//! the better Agave client of its case and round (`versus`), named in the line. The workload is 2,000 transactions rather
+//! `next_sends`; RPC's calls are not sends to leaders and are shown as not counted). A sender
+//! whose process failed is shown as failed. Each ratio is txpace over the best Agave contender
+//! of its case and round (`versus`, RPC included), named in the line. The workload is 2,000 transactions rather
 //! than 5,000: three validators and a sender share 2 cores.
 
 use std::time::{Duration, Instant};
@@ -32,7 +34,7 @@ use crate::{
     gap::{self, Gap},
     markdown::{self, Section},
     measure::{self, Sends, Usage},
-    next_child,
+    next_child, rpc_child,
     txpace_child::txpace_send,
     versus::{self, Finish},
     workload::{Endpoint, PACE_TPS, generate, tempfile_dir},
@@ -40,12 +42,14 @@ use crate::{
 
 /// The contenders: txpace held to Agave's pace (its TpuClient sends one transaction every
 /// 10 ms), txpace with no `--rate` (its default pace: also 100 tx/s; the child is given an
-/// empty txpace.toml, see `child`), and Agave's two clients, tpu-client-next at 100 tx/s too.
-const SENDERS: [&str; 4] = [
+/// empty txpace.toml, see `child`), Agave's two clients, tpu-client-next at 100 tx/s too, and
+/// RPC `sendTransaction` at 100 tx/s.
+const SENDERS: [&str; 5] = [
     "txpace --rate 100",
     "txpace",
     "Agave TpuClient",
     next_child::NAME,
+    rpc_child::NAME,
 ];
 
 /// The node whose TPU is blackholed in the bad-leader case (not node 0, whose RPC both use).
@@ -145,6 +149,12 @@ pub fn run(args: Args) -> Result<()> {
         &dir,
         "next-payer.json",
     )?;
+    let (rpc_payer, rpc_keypair) = fund_payer(
+        &cluster.rpc_client(),
+        cluster.mint_keypair(),
+        &dir,
+        "rpc-payer.json",
+    )?;
 
     let mut runs = Vec::new();
     for case in ["healthy", "bad leader"] {
@@ -191,6 +201,12 @@ pub fn run(args: Args) -> Result<()> {
                             |_| Ok(()),
                         )?;
                         (run, next_payer.pubkey())
+                    } else if sender == rpc_child::NAME {
+                        let run =
+                            rpc_child::send(&ep, &rpc_keypair, args.count, base, PACE_TPS, |_| {
+                                Ok(())
+                            })?;
+                        (run, rpc_payer.pubkey())
                     } else {
                         let run =
                             agave_child::send(&ep, &agave_keypair, args.count, base, |_| Ok(()))?;
@@ -397,7 +413,10 @@ fn sections(f: &Figures, nodes: &[Pubkey], n: usize) -> Vec<Section> {
                 .to_string(),
         ]);
     }
-    table.note("(sends: per transaction per leader address, counted where each sender makes them)");
+    table.note(
+        "(sends: per transaction per leader address, counted where each sender makes them — n/a \
+         for RPC sendTransaction, whose node makes its streams)",
+    );
     table.note(
         "(longest gap: the most slots between two of the run's landing slots, how many of them \
          have no confirmed block, and how many each node led; a stall no sender can land \
@@ -448,6 +467,26 @@ mod tests {
                  run failed)"
                     .to_string(),
             ]
+        );
+    }
+
+    /// RPC `sendTransaction` is an Agave contender too: quicker than both TPU clients, it is
+    /// the one compared with.
+    #[test]
+    fn rpc_send_transaction_is_compared_with_when_it_is_quickest() {
+        let runs = [
+            run("healthy", "txpace", 20.4, false),
+            run("healthy", "Agave TpuClient", 24.0, false),
+            run("healthy", next_child::NAME, 20.9, false),
+            run("healthy", rpc_child::NAME, 20.3, false),
+        ];
+        assert_eq!(
+            ratio_lines(&runs),
+            vec![format!(
+                "healthy, round 1: txpace / the best Agave contender, wall {:.3} (vs {})",
+                20.4 / 20.3,
+                rpc_child::NAME
+            )]
         );
     }
 }

@@ -7,6 +7,14 @@
 //! signed again with a new one and sent again, for at most [`ROUNDS`] blockhashes (the legacy
 //! client's own limit of rounds). Its landings are read from the chain as the others' are.
 //!
+//! It outlasts its node's outages as a careful user's sender would (the fault benchmark
+//! freezes and restarts the node it sends through): a call the node refused is made again,
+//! at the pace, at each status poll until the node takes it, and a poll that fails is tried
+//! again at the next one, rather than giving up the run or waiting out the blockhash. A call
+//! the node took and then lost (its service's queue dies with it in a restart) is left to the
+//! node's retries, as `maxRetries` unset promises, and so waits out its blockhash to be signed
+//! again: what a sender that trusts the node's retries gets.
+//!
 //! Its sends are RPC calls, not streams to leaders (the node makes those, uncounted here), so
 //! the benchmarks show its sends as not counted rather than in another unit.
 
@@ -68,7 +76,8 @@ pub struct RpcArgs {
 }
 
 /// The RPC contender: sends every unlanded message at the pace under one blockhash, follows
-/// them until each lands, fails or the blockhash expires, and does it again for what is left.
+/// them until each lands, fails or the blockhash expires (making the calls the node refused
+/// again at each poll), and does it again for what is left.
 pub fn rpc_send(args: RpcArgs) -> Result<()> {
     let (payer, messages) = args.workload.load()?;
     let rpc =
@@ -79,31 +88,50 @@ pub fn rpc_send(args: RpcArgs) -> Result<()> {
     };
     let mut left: Vec<usize> = (0..messages.len()).collect();
     let (mut landed, mut calls) = (0u64, 0u64);
+    let pace = Duration::from_secs_f64(1.0 / args.rate.max(0.001));
     for _ in 0..ROUNDS {
         if left.is_empty() {
             break;
         }
-        let (hash, last_valid) =
-            rpc.get_latest_blockhash_with_commitment(CommitmentConfig::confirmed())?;
-        let start = Instant::now();
-        let mut pending: HashMap<Signature, usize> = HashMap::new();
-        for (n, &i) in left.iter().enumerate() {
-            let due = start + Duration::from_secs_f64(n as f64 / args.rate.max(0.001));
-            std::thread::sleep(due.saturating_duration_since(Instant::now()));
-            let tx = Transaction::new(&[&payer], messages[i].clone(), hash);
-            crate::first_send::note(calls);
-            calls += 1;
-            // A refused call is a send that did not happen; the status poll settles the rest.
-            if let Ok(sig) = rpc.send_transaction_with_config(&tx, config) {
-                pending.insert(sig, i);
+        let (hash, last_valid) = loop {
+            match rpc.get_latest_blockhash_with_commitment(CommitmentConfig::confirmed()) {
+                Ok(latest) => break latest,
+                Err(_) => std::thread::sleep(POLL),
             }
-        }
+        };
+        // Each signed as its first call is due, and kept for a call made again.
+        let mut signed: Vec<Option<Transaction>> = vec![None; left.len()];
+        let mut pending: HashMap<Signature, usize> = HashMap::new();
+        // The positions in `left` still to be called: at first all, then those the node
+        // refused, made again at each poll.
+        let mut refused: Vec<usize> = (0..left.len()).collect();
         let mut settled: Vec<usize> = Vec::new();
         loop {
+            let start = Instant::now();
+            let mut again = Vec::new();
+            for (n, &k) in refused.iter().enumerate() {
+                std::thread::sleep(
+                    (start + pace * n as u32).saturating_duration_since(Instant::now()),
+                );
+                let tx = signed[k].get_or_insert_with(|| {
+                    Transaction::new(&[&payer], messages[left[k]].clone(), hash)
+                });
+                crate::first_send::note(calls);
+                calls += 1;
+                match rpc.send_transaction_with_config(&*tx, config) {
+                    Ok(sig) => {
+                        pending.insert(sig, left[k]);
+                    }
+                    Err(_) => again.push(k),
+                }
+            }
+            refused = again;
             let sigs: Vec<Signature> = pending.keys().copied().collect();
             for chunk in sigs.chunks(256) {
-                let statuses = rpc.get_signature_statuses(chunk)?.value;
-                for (sig, status) in chunk.iter().zip(statuses) {
+                let Ok(statuses) = rpc.get_signature_statuses(chunk) else {
+                    break;
+                };
+                for (sig, status) in chunk.iter().zip(statuses.value) {
                     let Some(s) = status else { continue };
                     if s.err.is_some() {
                         settled.extend(pending.remove(sig));
@@ -113,7 +141,8 @@ pub fn rpc_send(args: RpcArgs) -> Result<()> {
                     }
                 }
             }
-            if pending.is_empty() || rpc.get_block_height()? > last_valid {
+            let expired = rpc.get_block_height().is_ok_and(|h| h > last_valid);
+            if (pending.is_empty() && refused.is_empty()) || expired {
                 break;
             }
             std::thread::sleep(POLL);

@@ -1,6 +1,9 @@
 //! Which Agave contender txpace is compared with: the best one of the run, never the weakest.
-//! Each benchmark runs Agave's legacy `TpuClient` and `solana-tpu-client-next` beside txpace;
-//! every ratio and goal line divides txpace's figure by the best of them and names which it was.
+//! Each benchmark runs Agave's legacy `TpuClient`, `solana-tpu-client-next` and RPC
+//! `sendTransaction` beside txpace (`deploy`: Agave's deployers); every ratio and goal line
+//! divides txpace's figure by the best of those it compares with and names which it was (the
+//! send benchmark's CPU and memory, and `wan`'s goals, by the TPU clients alone: their modules
+//! say why).
 
 /// What decides which contender did best: how its run ended.
 #[derive(Clone, Copy, Debug, PartialEq)]

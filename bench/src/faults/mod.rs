@@ -1,8 +1,9 @@
 //! The fault benchmark: the founding workload's shape (1,500 self-transfers at 100 tx/s) through
 //! txpace and through Agave's two clients at the same pace — the legacy
 //! `TpuClient::send_and_confirm_messages_with_spinner` and `solana-tpu-client-next` driven as
-//! Agave's send-transaction service drives it — each meeting the same fault at the same moment
-//! after its first send, in one run:
+//! Agave's send-transaction service drives it — and RPC `sendTransaction` (`rpc_child`, the
+//! node's own service sending), each meeting the same fault at the same moment after its first
+//! send, in one run:
 //!
 //! - **freeze**: the validator stopped (SIGSTOP) 5 s in, for 10 s — a hung leader;
 //! - **blackout**: the TPU's UDP dropped both ways 4 s in, for 10 s — a link cut while the node
@@ -23,8 +24,9 @@
 //! a payer only its runs use) found in the run's blocks, a re-signed copy that landed too
 //! counted once. Sends are counted per transaction per leader address for all, where each
 //! sender makes them (txpace's report; the legacy client's sends through its connection cache,
-//! `agave_sends`; tpu-client-next's batches handed to its workers, `next_sends`). Each ratio is
-//! txpace over the better Agave client of its fault and round (`versus`), named in the line.
+//! `agave_sends`; tpu-client-next's batches handed to its workers, `next_sends`; RPC's calls are
+//! not sends to leaders and are shown as not counted). Each ratio is txpace over the best Agave
+//! contender of its fault and round (`versus`, RPC included), named in the line.
 
 use std::{
     path::{Path, PathBuf},
@@ -49,7 +51,7 @@ use crate::{
     chain::{fund_payer, landed_messages, landed_slots, report_signatures},
     markdown,
     measure::{self, Sends},
-    next_child,
+    next_child, rpc_child,
     txpace_child::txpace_run,
     workload::{Endpoint, PACE_TPS, generate, start_validator, tempfile_dir},
 };
@@ -89,6 +91,8 @@ enum Sender {
     Agave,
     #[serde(rename = "Agave tpu-client-next")]
     AgaveNext,
+    #[serde(rename = "Agave RPC sendTransaction")]
+    AgaveRpc,
 }
 
 impl Sender {
@@ -97,6 +101,7 @@ impl Sender {
             Sender::Txpace => "txpace",
             Sender::Agave => "Agave TpuClient",
             Sender::AgaveNext => next_child::NAME,
+            Sender::AgaveRpc => rpc_child::NAME,
         }
     }
 }
@@ -207,11 +212,14 @@ pub fn run(args: Args) -> Result<()> {
             fund_payer(&v.rpc_client(), v.mint_keypair(), &dir, "agave-payer.json")?;
         let (next, next_keypair) =
             fund_payer(&v.rpc_client(), v.mint_keypair(), &dir, "next-payer.json")?;
+        let (via_rpc, rpc_keypair) =
+            fund_payer(&v.rpc_client(), v.mint_keypair(), &dir, "rpc-payer.json")?;
         let ctx = Ctx {
             ep: &ep,
             dir: &dir,
             payer: (&payer.pubkey(), &keypair),
             next_payer: (&next.pubkey(), &next_keypair),
+            rpc_payer: (&via_rpc.pubkey(), &rpc_keypair),
             count: args.count,
         };
         let mut stage = Stage::Validator(&mut v);
@@ -244,11 +252,18 @@ pub fn run(args: Args) -> Result<()> {
             &dir,
             "next-payer-1.json",
         )?;
+        let (via_rpc, rpc_keypair) = fund_payer(
+            &cluster.rpc_client(),
+            cluster.mint_keypair(),
+            &dir,
+            "rpc-payer-1.json",
+        )?;
         let ctx = Ctx {
             ep: &ep,
             dir: &dir,
             payer: (&payer.pubkey(), &keypair),
             next_payer: (&next.pubkey(), &next_keypair),
+            rpc_payer: (&via_rpc.pubkey(), &rpc_keypair),
             count: args.count,
         };
         let mut stage = Stage::Cluster(&mut cluster);
@@ -276,8 +291,13 @@ fn every_round(ctx: &Ctx, fault: Fault, rounds: u32, stage: &mut Stage) -> Resul
 }
 
 /// Every other round runs the senders in reverse, so none always meets the validator first.
-fn order(round: u32) -> [Sender; 3] {
-    let mut senders = [Sender::Txpace, Sender::Agave, Sender::AgaveNext];
+fn order(round: u32) -> [Sender; 4] {
+    let mut senders = [
+        Sender::Txpace,
+        Sender::Agave,
+        Sender::AgaveNext,
+        Sender::AgaveRpc,
+    ];
     if round.is_multiple_of(2) {
         senders.reverse();
     }
@@ -292,6 +312,8 @@ struct Ctx<'a> {
     payer: (&'a Pubkey, &'a Path),
     /// tpu-client-next's own payer and its keypair file.
     next_payer: (&'a Pubkey, &'a Path),
+    /// RPC `sendTransaction`'s own payer and its keypair file.
+    rpc_payer: (&'a Pubkey, &'a Path),
     count: usize,
 }
 
@@ -335,17 +357,25 @@ fn one(ctx: &Ctx, fault: Fault, round: u32, sender: Sender, stage: &mut Stage) -
             let landed = slots.len() as u64;
             (run.usage, landed, (outcome, run.failure, 0), sends)
         }
-        Sender::Agave | Sender::AgaveNext => {
+        Sender::Agave | Sender::AgaveNext | Sender::AgaveRpc => {
             let from = ctx.rpc().get_slot()?;
             // Amounts no other run used: every run's transactions are new.
             let base = 10_000_000 * (fault as u64 + 1) + 1_000_000 * u64::from(round);
-            let (run, payer) = if sender == Sender::AgaveNext {
-                let keypair = ctx.next_payer.1;
-                let run = next_child::send(ctx.ep, keypair, ctx.count, base, PACE_TPS, during)?;
-                (run, ctx.next_payer.0)
-            } else {
-                let run = agave_child::send(ctx.ep, ctx.payer.1, ctx.count, base, during)?;
-                (run, ctx.payer.0)
+            let (run, payer) = match sender {
+                Sender::AgaveNext => {
+                    let keypair = ctx.next_payer.1;
+                    let run = next_child::send(ctx.ep, keypair, ctx.count, base, PACE_TPS, during)?;
+                    (run, ctx.next_payer.0)
+                }
+                Sender::AgaveRpc => {
+                    let keypair = ctx.rpc_payer.1;
+                    let run = rpc_child::send(ctx.ep, keypair, ctx.count, base, PACE_TPS, during)?;
+                    (run, ctx.rpc_payer.0)
+                }
+                _ => {
+                    let run = agave_child::send(ctx.ep, ctx.payer.1, ctx.count, base, during)?;
+                    (run, ctx.payer.0)
+                }
             };
             let expected = agave_child::expected(payer, ctx.count, base);
             let landings = landed_messages(&ctx.rpc(), from, &expected)?;

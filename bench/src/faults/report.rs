@@ -1,6 +1,6 @@
 //! The fault benchmark's table and lines: txpace's bound through a freeze and whether it kept
-//! to it, and txpace's wall time over the best Agave client of the same fault and round
-//! (`versus`), named in the line.
+//! to it, and txpace's wall time over the best Agave contender of the same fault and round
+//! (`versus`: either TPU client or RPC `sendTransaction`), named in the line.
 
 use super::{Fault, Run, Sender};
 use crate::{
@@ -104,7 +104,7 @@ pub(super) fn sections(runs: &[Run], n: usize) -> Vec<Section> {
             ),
         ]);
     }
-    table.note("(sends: per transaction per leader address, counted where each sender makes them; first send: from the sender's spawn to its first send, which the fault's moment counts from; wall: from the spawn)");
+    table.note("(sends: per transaction per leader address, counted where each sender makes them — n/a for RPC sendTransaction, whose node makes its streams; first send: from the sender's spawn to its first send, which the fault's moment counts from; wall: from the spawn)");
     for line in goal_lines(runs) {
         table.note(line);
     }
@@ -184,11 +184,21 @@ mod tests {
         )));
         assert_eq!(
             super::super::order(1),
-            [Sender::Txpace, Sender::Agave, Sender::AgaveNext]
+            [
+                Sender::Txpace,
+                Sender::Agave,
+                Sender::AgaveNext,
+                Sender::AgaveRpc
+            ]
         );
         assert_eq!(
             super::super::order(2),
-            [Sender::AgaveNext, Sender::Agave, Sender::Txpace]
+            [
+                Sender::AgaveRpc,
+                Sender::AgaveNext,
+                Sender::Agave,
+                Sender::Txpace
+            ]
         );
     }
 }

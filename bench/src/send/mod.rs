@@ -1,9 +1,10 @@
 //! The send benchmark: the founding workload (5,000 unique self-transfers at 1,000,000
 //! µlamports/CU) through txpace at 100 tx/s and, at the same pace on the same validator in one
-//! run, through Agave's two clients: the legacy
+//! run, through Agave's two clients — the legacy
 //! `TpuClient::send_and_confirm_messages_with_spinner` and `solana-tpu-client-next` driven as
-//! Agave's send-transaction service drives it (`next_child`); every ratio is over the better
-//! of the two (`report`); then
+//! Agave's send-transaction service drives it (`next_child`) — and through RPC
+//! `sendTransaction`, the node's own send-transaction service (`rpc_child`); the ratios are over
+//! the best of them (`report`); then
 //! txpace's pace on the wire at 100 and 1,000 tx/s and its highest landed rate with `--rate max`,
 //! unstaked and with the validator's (staked) identity.
 //!
@@ -33,7 +34,7 @@ use crate::{
     chain::{fund_payer, landed_messages, landed_slots, report_signatures},
     markdown,
     measure::{self, Sends, Usage},
-    next_child, terminal,
+    next_child, rpc_child, terminal,
     txpace_child::{TxpaceRun, txpace_dashboard, txpace_send},
     workload::{Endpoint, PACE_TPS, generate, start_validator, tempfile_dir},
 };
@@ -69,10 +70,18 @@ enum Sender {
     Agave,
     /// Agave's `solana-tpu-client-next`.
     AgaveNext,
+    /// RPC `sendTransaction`: the node's send-transaction service makes the streams.
+    AgaveRpc,
 }
 
 impl Sender {
     fn is_agave(self) -> bool {
+        matches!(self, Sender::Agave | Sender::AgaveNext | Sender::AgaveRpc)
+    }
+
+    /// Whether it sends to the leaders itself (its process does the work of sending), as
+    /// txpace does: the CPU and memory goals compare with these only.
+    fn is_agave_tpu(self) -> bool {
         matches!(self, Sender::Agave | Sender::AgaveNext)
     }
 
@@ -83,6 +92,7 @@ impl Sender {
             Sender::Dashboard => "txpace with its dashboard",
             Sender::Agave => "Agave TpuClient",
             Sender::AgaveNext => next_child::NAME,
+            Sender::AgaveRpc => rpc_child::NAME,
         }
     }
 }
@@ -92,7 +102,7 @@ impl Sender {
 fn order(round: u32, agave: bool) -> Vec<Sender> {
     let mut senders = vec![Sender::Headless, Sender::Dashboard];
     if agave {
-        senders.extend([Sender::Agave, Sender::AgaveNext]);
+        senders.extend([Sender::Agave, Sender::AgaveNext, Sender::AgaveRpc]);
     }
     if round.is_multiple_of(2) {
         senders.reverse();
@@ -198,8 +208,10 @@ pub fn run(args: Args) -> Result<()> {
     let (legacy_payer, legacy_keypair) =
         fund_payer(&rpc, v.mint_keypair(), &dir, "agave-payer.json")?;
     let (next_payer, next_keypair) = fund_payer(&rpc, v.mint_keypair(), &dir, "next-payer.json")?;
+    let (rpc_payer, rpc_keypair) = fund_payer(&rpc, v.mint_keypair(), &dir, "rpc-payer.json")?;
     let legacy = (legacy_payer.pubkey(), legacy_keypair);
     let next = (next_payer.pubkey(), next_keypair);
+    let via_rpc = (rpc_payer.pubkey(), rpc_keypair);
     let n = args.count;
     let mut founding = Vec::new();
     // Each sender several times, the order alternating.
@@ -214,6 +226,9 @@ pub fn run(args: Args) -> Result<()> {
                 }
                 Sender::AgaveNext => {
                     founding_agave(&ep, &rpc, (&next.0, &next.1), n, round, sender)?
+                }
+                Sender::AgaveRpc => {
+                    founding_agave(&ep, &rpc, (&via_rpc.0, &via_rpc.1), n, round, sender)?
                 }
             });
         }
@@ -341,14 +356,24 @@ fn founding_agave(
     // Amounts no other round used: every round's transactions are new.
     let base = 1_000_000 * u64::from(round);
     let from = rpc.get_slot()?;
-    let (run, name) = if sender == Sender::AgaveNext {
-        let run = next_child::send(v, payer.1, n, base, PACE_TPS, |_| Ok(()))?;
-        let name = format!("{} (send-transaction service config)", next_child::NAME);
-        (run, name)
-    } else {
-        let run = agave_child::send(v, payer.1, n, base, |_| Ok(()))?;
-        let name = "Agave TpuClient send_and_confirm_messages_with_spinner".to_string();
-        (run, name)
+    let (run, name) = match sender {
+        Sender::AgaveNext => {
+            let run = next_child::send(v, payer.1, n, base, PACE_TPS, |_| Ok(()))?;
+            let name = format!("{} (send-transaction service config)", next_child::NAME);
+            (run, name)
+        }
+        Sender::AgaveRpc => {
+            let run = rpc_child::send(v, payer.1, n, base, PACE_TPS, |_| Ok(()))?;
+            (
+                run,
+                format!("{} (the node's service sends)", rpc_child::NAME),
+            )
+        }
+        _ => {
+            let run = agave_child::send(v, payer.1, n, base, |_| Ok(()))?;
+            let name = "Agave TpuClient send_and_confirm_messages_with_spinner".to_string();
+            (run, name)
+        }
     };
     let landings = landed_messages(rpc, from, &agave_child::expected(payer.0, n, base))?;
     let landed = landings.slots.len() as u64;
@@ -371,12 +396,18 @@ fn founding_agave(
 mod tests {
     use super::*;
 
-    /// Both Agave clients run in every round, the order reversed every other round.
+    /// Every Agave contender runs in every round, the order reversed every other round.
     #[test]
     fn every_other_round_runs_the_senders_in_reverse() {
         use Sender::*;
-        assert_eq!(order(1, true), [Headless, Dashboard, Agave, AgaveNext]);
-        assert_eq!(order(2, true), [AgaveNext, Agave, Dashboard, Headless]);
+        assert_eq!(
+            order(1, true),
+            [Headless, Dashboard, Agave, AgaveNext, AgaveRpc]
+        );
+        assert_eq!(
+            order(2, true),
+            [AgaveRpc, AgaveNext, Agave, Dashboard, Headless]
+        );
         assert_eq!(order(3, false), [Headless, Dashboard]);
     }
 
