@@ -7,6 +7,7 @@ pub mod console;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod confirmed_send;
 pub mod deploy;
 pub mod engine;
 pub mod events;

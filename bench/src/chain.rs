@@ -41,7 +41,7 @@ pub fn fund_payer(
         &[mint],
         hash,
     );
-    rpc.send_and_confirm_transaction(&tx)
+    txpace::confirmed_send::send_and_confirm(rpc, &tx)
         .with_context(|| format!("funding the payer {name}"))?;
     let path = dir.join(name);
     write_keypair_file(&payer, &path)

@@ -81,8 +81,7 @@ pub fn fund_payers(
             Message::new_with_blockhash(&instructions, Some(&funder.pubkey()), &blockhash);
         let tx = VersionedTransaction::try_new(VersionedMessage::Legacy(message), &[funder])
             .map_err(|e| anyhow!("signing with {}: {e}", funder.pubkey()))?;
-        rpc.send_and_confirm_transaction(&tx)
-            .context("sending a funding transfer")?;
+        crate::confirmed_send::send_and_confirm(rpc, &tx).context("sending a funding transfer")?;
     }
     Ok(sends)
 }

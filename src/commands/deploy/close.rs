@@ -117,8 +117,7 @@ pub(super) fn close_buffer(global: &GlobalOpts, args: &DeployArgs, which: &str) 
             };
             let tx = VersionedTransaction::try_new(VersionedMessage::Legacy(message), &signers)
                 .map_err(|e| anyhow!("signing the close: {e}"))?;
-            let sig = rpc
-                .send_and_confirm_transaction(&tx)
+            let sig = crate::confirmed_send::send_and_confirm(&rpc, &tx)
                 .with_context(|| format!("closing buffer {address} at {url}"))?;
             if global.output.is_json() {
                 let closed = serde_json::json!({
