@@ -33,6 +33,8 @@ use solana_signer::Signer;
 use txpace::validator::{Localnet, LocalnetOptions};
 
 mod agree;
+mod dark;
+mod goals;
 mod report;
 mod scenario;
 mod wire;
@@ -137,6 +139,8 @@ pub(crate) struct Run {
     pub scenario: String,
     /// Leaders rotate across different links or competitors share the wire (the 0.8× goal).
     pub demanding: bool,
+    /// The share of the best Agave p99 slots to land txpace's may be (`Scenario::p99_share`).
+    pub p99_share: f64,
     pub alone_at_pace: bool,
     pub profile: &'static str,
     pub round: u32,
@@ -145,6 +149,9 @@ pub(crate) struct Run {
     pub pace: String,
     pub landed: u64,
     pub total: u64,
+    /// N/rate at its pace: the last transaction is due then, so no sender finishes sooner;
+    /// `None` at `--rate max`.
+    pub pace_bound_s: Option<f64>,
     pub wall_s: f64,
     pub slots_p50: Option<u64>,
     pub slots_p99: Option<u64>,
@@ -160,6 +167,9 @@ pub(crate) struct Run {
     /// txpace's runs: each node's link as set, counted and measured (`agree`); empty for
     /// the others.
     pub links: Vec<agree::NodeLink>,
+    /// In the dark scenario: the dark node's slots while cut, and the floor they put under
+    /// slots to land (`dark`).
+    pub dark: Option<dark::DarkFigures>,
 }
 
 /// What every run shares.
@@ -299,6 +309,7 @@ fn one(
     };
     let clock = SlotClock::start(ctx.ep.rpc.clone());
     let started = Mutex::new(None);
+    let cut = Mutex::new(None);
     let dark = s.dark;
     let during = |start: Started| -> Result<()> {
         *started.lock().unwrap_or_else(|e| e.into_inner()) = Some(start.spawned);
@@ -311,8 +322,11 @@ fn one(
             let (from, to) = Scenario::dark_window(Duration::from_secs_f64(expected_s));
             sleep_until(start + from);
             cluster.blackhole(DARK_NODE).map_err(err)?;
+            let cut_at = Instant::now();
             sleep_until(start + to);
             cluster.restore(DARK_NODE).map_err(err)?;
+            // Restored after the call returns: the window is from the cut to here.
+            *cut.lock().unwrap_or_else(|e| e.into_inner()) = Some((cut_at, Instant::now()));
         }
         Ok(())
     };
@@ -398,9 +412,20 @@ fn one(
     // tpu-client-next's its latency at 200 tx/s (23 slots against 4 in one run).
     let schedule = if s.max { Some(ctx.next_max_rate) } else { rate };
     let to_land = slots_to_land(&sent.landed, start, schedule, &samples);
+    let cut = cut.into_inner().unwrap_or_else(|e| e.into_inner());
+    let dark = match (cut, samples.first(), samples.last()) {
+        (Some(window), Some((_, first)), Some((_, last))) => {
+            let leaders = ctx.chain.get_slot_leaders(*first, last - first + 1)?;
+            let dark = dark::dark_slots(*first, &leaders, &identities[DARK_NODE], &samples, window);
+            let dues = wire::dues(sent.landed.len(), start, schedule);
+            Some(dark::figures(&dues, &sent.landed, &samples, &dark))
+        }
+        _ => None,
+    };
     Ok(Run {
         scenario: name,
         demanding: s.demanding(),
+        p99_share: s.p99_share(),
         alone_at_pace: s.alone_at_pace(),
         profile: s.profile,
         round,
@@ -408,6 +433,7 @@ fn one(
         pace,
         landed: sent.landed.iter().flatten().count() as u64,
         total: ctx.count as u64,
+        pace_bound_s: rate.map(|r| ctx.count as f64 / r),
         wall_s: sent.usage.wall_s,
         slots_p50: wire::percentile(&to_land, 50.0),
         slots_p99: wire::percentile(&to_land, 99.0),
@@ -419,6 +445,7 @@ fn one(
         relays: RelayDelta::between(&relays_before, &relays_after),
         load,
         links,
+        dark,
     })
 }
 

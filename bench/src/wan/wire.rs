@@ -86,12 +86,19 @@ pub fn slots_to_land(
 ) -> Vec<u64> {
     landed
         .iter()
-        .enumerate()
-        .filter_map(|(i, slot)| {
-            let due = rate.map_or(Duration::ZERO, |r| Duration::from_secs_f64(i as f64 / r));
-            let sent = slot_at(samples, start + due)?;
+        .zip(dues(landed.len(), start, rate))
+        .filter_map(|(slot, due)| {
+            let sent = slot_at(samples, due)?;
             Some(slot.as_ref()?.saturating_sub(sent))
         })
+        .collect()
+}
+
+/// When each of `n` transactions is due: transaction `i` `i / rate` seconds after `start`, or
+/// at `start` itself at `--rate max` (`rate` `None`).
+pub fn dues(n: usize, start: Instant, rate: Option<f64>) -> Vec<Instant> {
+    (0..n)
+        .map(|i| start + rate.map_or(Duration::ZERO, |r| Duration::from_secs_f64(i as f64 / r)))
         .collect()
 }
 

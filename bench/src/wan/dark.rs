@@ -1,0 +1,131 @@
+//! The dark scenario's bound on slots to land: what no sender can beat while one node's TPU is
+//! cut.
+//!
+//! While the dark node's TPU is cut, a transaction due in one of its slots can land no sooner
+//! than the first slot after it led by a live node: on 3 nodes leading 4 slots each, up to 4
+//! slots later. Each transaction's least slots to land are counted as `wire::slots_to_land`
+//! counts its slots to land (from the slot sampled at its due moment), so the p99 of them is a
+//! floor under any sender's p99. A slot is dark when the dark node leads it and it began (the
+//! first sample showing it) inside the window its TPU was cut.
+//!
+//! The floor holds only if nothing lands in those slots: were the node to take transactions by
+//! another way (another node forwarding them past the cut), it would not be one. So the run
+//! counts what landed in them, and a floor is used only where that count is zero.
+
+use std::{collections::HashSet, time::Instant};
+
+use serde::Serialize;
+use solana_pubkey::Pubkey;
+
+use super::wire::{percentile, slot_at};
+
+/// The dark scenario's figures of one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct DarkFigures {
+    /// Slots led by the dark node while its TPU was cut.
+    pub dark_slots: u64,
+    /// p99 of each transaction's least slots to land: the floor under any sender's p99.
+    pub p99_bound: u64,
+    /// This run's transactions that landed in a dark slot (0 if the bound is one).
+    pub landed_in_dark: u64,
+}
+
+/// The slots `dark` leads (`leaders[k]` leads slot `first + k`) whose first sample falls in
+/// `[from, to)`.
+pub fn dark_slots(
+    first: u64,
+    leaders: &[Pubkey],
+    dark: &Pubkey,
+    samples: &[(Instant, u64)],
+    (from, to): (Instant, Instant),
+) -> HashSet<u64> {
+    leaders
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| *l == dark)
+        .map(|(k, _)| first + k as u64)
+        .filter(|slot| {
+            samples
+                .iter()
+                .find(|(_, s)| s >= slot)
+                .is_some_and(|(at, _)| *at >= from && *at < to)
+        })
+        .collect()
+}
+
+/// The figures of a run whose transactions were due at `dues` and landed in `landed`.
+pub fn figures(
+    dues: &[Instant],
+    landed: &[Option<u64>],
+    samples: &[(Instant, u64)],
+    dark: &HashSet<u64>,
+) -> DarkFigures {
+    let least: Vec<u64> = dues
+        .iter()
+        .filter_map(|due| slot_at(samples, *due))
+        .map(|due| {
+            let mut slot = due;
+            while dark.contains(&slot) {
+                slot += 1;
+            }
+            slot - due
+        })
+        .collect();
+    DarkFigures {
+        dark_slots: dark.len() as u64,
+        p99_bound: percentile(&least, 99.0).unwrap_or(0),
+        landed_in_dark: landed.iter().flatten().filter(|s| dark.contains(s)).count() as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// Slots 10–21 in turns of 4: A, B (dark), A. B's slots began 400 ms apart from 1.6 s; the
+    /// window cut it from 1.7 s to 3.0 s, so slot 14 (begun 1.6 s) was still live.
+    fn setting() -> (Instant, Vec<(Instant, u64)>, HashSet<u64>) {
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let samples: Vec<_> = (0..12).map(|k| (at(k * 400), 10 + k)).collect();
+        let (a, b) = (Pubkey::new_unique(), Pubkey::new_unique());
+        let leaders = [a, a, a, a, b, b, b, b, a, a, a, a];
+        let dark = dark_slots(10, &leaders, &b, &samples, (at(1700), at(3000)));
+        (t0, samples, dark)
+    }
+
+    #[test]
+    fn dark_slots_are_the_dark_node_s_begun_inside_the_window() {
+        let (_, _, dark) = setting();
+        let mut got: Vec<_> = dark.into_iter().collect();
+        got.sort_unstable();
+        assert_eq!(got, [15, 16, 17]);
+    }
+
+    /// Due in slot 15 a transaction lands in 18 at the soonest: 3 slots; in 17, 1; elsewhere 0.
+    /// One landed in a dark slot is counted.
+    #[test]
+    fn each_transaction_s_least_slots_run_to_the_first_live_slot() {
+        let (t0, samples, dark) = setting();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let dues = [at(0), at(2000), at(2900), at(4000)];
+        let f = figures(
+            &dues,
+            &[Some(10), Some(16), None, Some(21)],
+            &samples,
+            &dark,
+        );
+        assert_eq!(
+            f,
+            DarkFigures {
+                dark_slots: 3,
+                p99_bound: 3,
+                landed_in_dark: 1,
+            }
+        );
+        let none = figures(&dues, &[], &samples, &HashSet::new());
+        assert_eq!((none.p99_bound, none.dark_slots), (0, 0));
+    }
+}
