@@ -130,6 +130,31 @@ fn dark_floor(runs: &[Run], t: &Run) -> Option<Floor> {
     })
 }
 
+/// Issue 27's goal for `apac` alone: p99 time to land at most twice a round trip and two
+/// slots, the round trip as the relays were set and the slot as the run measured it; the
+/// time to land is the p99 slots to land at that slot length (to within a slot, as every
+/// figure counted from the chain).
+fn apac_line(t: &Run) -> String {
+    let head = format!(
+        "{}, round {}: txpace p99 time to land ≤ 2 × (RTT + 2 slots)",
+        t.scenario, t.round
+    );
+    let rtt_s = t.links.iter().map(|l| l.set_rtt_ms / 1e3).reduce(f64::max);
+    match (rtt_s, t.slot_s, t.slots_p99) {
+        (Some(rtt), Some(slot), Some(p99)) if t.failure.is_none() => {
+            let bound = 2.0 * (rtt + 2.0 * slot);
+            let took = p99 as f64 * slot;
+            format!(
+                "{head} = {bound:.2} s (RTT {:.0} ms as set, a slot {slot:.2} s as measured): {} \
+                 (p99 {p99} slots ≈ {took:.2} s)",
+                rtt * 1e3,
+                measure::verdict(took <= bound)
+            )
+        }
+        _ => format!("{head}: {} (no figure)", measure::verdict(false)),
+    }
+}
+
 /// Issue 24's goals for each txpace run, each said met or NOT met.
 pub(super) fn goal_lines(runs: &[Run]) -> Vec<String> {
     let mut lines = Vec::new();
@@ -173,6 +198,9 @@ pub(super) fn goal_lines(runs: &[Run]) -> Vec<String> {
             measure::verdict(per.is_some_and(|p| p <= SENDS_PER_LANDED)),
             per.map_or("n/a".into(), |p| format!("{p:.3}"))
         ));
+        if t.scenario == "apac" {
+            lines.push(apac_line(t));
+        }
         if t.alone_at_pace {
             let c = &t.counters;
             lines.push(format!(
@@ -238,6 +266,7 @@ pub(super) mod tests {
             wall_s,
             slots_p50: Some(p99 / 2),
             slots_p99: Some(p99),
+            slot_s: Some(0.4),
             sends: Some(Sends::counted(landed * 2)),
             txpace_sends: (sender == Sender::Txpace).then_some(landed + 5),
             duplicates: 0,
@@ -281,11 +310,40 @@ pub(super) mod tests {
              NOT met (1.333 (vs Agave TpuClient))"
         );
         assert!(lines[3].ends_with("met (1.010)"), "{}", lines[3]);
+        assert!(lines[4].contains("2 × (RTT + 2 slots)"), "{}", lines[4]);
         assert!(
-            lines[4].contains("alone at 100 tx/s")
-                && lines[4].ends_with("met (0 delayed, 0 evicted)")
+            lines[5].contains("alone at 100 tx/s")
+                && lines[5].ends_with("met (0 delayed, 0 evicted)")
         );
-        assert_eq!(lines.len(), 5);
+        assert_eq!(lines.len(), 6);
+    }
+
+    /// `apac` alone: 2 × (230 ms + 2 × 0.4 s) = 2.06 s; 5 slots of 0.4 s are within it, 6 are
+    /// not, and a run without the link as set has no figure to meet it with.
+    #[test]
+    fn apac_s_p99_time_to_land_is_within_two_round_trips_and_four_slots() {
+        let link = crate::wan::agree::NodeLink {
+            node: 0,
+            spec: "rtt:230ms".into(),
+            set_rtt_ms: 230.0,
+            set_loss: 0.0,
+            relay_loss: None,
+            srtt_ms: None,
+            sent_packets: 0,
+            lost_packets: 0,
+            verdict: None,
+        };
+        let mut t = run("apac", Sender::Txpace, 5.0, 5, 500);
+        t.links = vec![link.clone()];
+        assert_eq!(
+            apac_line(&t),
+            "apac, round 1: txpace p99 time to land ≤ 2 × (RTT + 2 slots) = 2.06 s (RTT 230 ms \
+             as set, a slot 0.40 s as measured): met (p99 5 slots ≈ 2.00 s)"
+        );
+        t.slots_p99 = Some(6);
+        assert!(apac_line(&t).ends_with("NOT met (p99 6 slots ≈ 2.40 s)"));
+        t.links.clear();
+        assert!(apac_line(&t).ends_with("NOT met (no figure)"));
     }
 
     /// With competitors the goal is 0.8×; a run that lost transactions is not the best; a delayed

@@ -155,6 +155,8 @@ pub(crate) struct Run {
     pub wall_s: f64,
     pub slots_p50: Option<u64>,
     pub slots_p99: Option<u64>,
+    /// Seconds a slot took over the run, from the harness's samples of the node's slot.
+    pub slot_s: Option<f64>,
     /// Streams per leader address, the one unit of every contender (`measure::Sends`).
     pub sends: Option<Sends>,
     /// txpace's own sends (its report's `sends`: a transaction handed to its leaders once).
@@ -437,6 +439,7 @@ fn one(
         wall_s: sent.usage.wall_s,
         slots_p50: wire::percentile(&to_land, 50.0),
         slots_p99: wire::percentile(&to_land, 99.0),
+        slot_s: wire::slot_seconds(&samples),
         sends: sent.sends,
         txpace_sends: sent.txpace_sends,
         duplicates: sent.duplicates,

@@ -102,6 +102,13 @@ pub fn dues(n: usize, start: Instant, rate: Option<f64>) -> Vec<Instant> {
         .collect()
 }
 
+/// Seconds a slot took over `samples`: the slots they span over the time they span; `None`
+/// when they span no slot.
+pub fn slot_seconds(samples: &[(Instant, u64)]) -> Option<f64> {
+    let ((t0, s0), (t1, s1)) = (samples.first()?, samples.last()?);
+    (s1 > s0).then(|| t1.duration_since(*t0).as_secs_f64() / (s1 - s0) as f64)
+}
+
 /// The `p`th percentile (0–100) of `v`, nearest rank; `None` for none.
 pub fn percentile(v: &[u64], p: f64) -> Option<u64> {
     if v.is_empty() {
@@ -271,6 +278,15 @@ mod tests {
         got.sort();
         assert_eq!(got, ["127.1.0.2", "127.1.0.3"]);
         assert!(sources(&serde_json::json!({})).is_empty());
+    }
+
+    #[test]
+    fn a_slot_s_length_is_the_time_over_the_slots_spanned() {
+        let t0 = Instant::now();
+        let samples = [(t0, 10), (t0 + Duration::from_millis(900), 12)];
+        assert_eq!(slot_seconds(&samples), Some(0.45));
+        assert_eq!(slot_seconds(&samples[..1]), None);
+        assert_eq!(slot_seconds(&[]), None);
     }
 
     #[test]
