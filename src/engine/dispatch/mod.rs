@@ -52,6 +52,44 @@ const MIN_OUTAGE: Duration = Duration::from_millis(500);
 /// most: twice the pace, so the outage's backlog clears in as long as the outage lasted.
 const CATCH_UP: f64 = 2.0;
 
+/// Sends due that could not go — no leader would take them, or the node took none of their
+/// blockhashes — since an outage began. It ends when a leader accepts a stream again, not when
+/// a probe goes out: the probes of a long outage must not each start a catch-up that nothing
+/// takes. What is owed then is the time sends were held, not the whole outage: from the moment
+/// sending resumed to the first answer, a round trip later, sends went at the pace (at
+/// e04bbe2 that round trip was owed too, and a run on far links ran 0.7 s ahead of its pace).
+#[derive(Default)]
+struct Held {
+    /// Since when sends are held, while they are.
+    since: Option<Instant>,
+    /// Sends held before `since`: spells a send (a probe) ended.
+    before: Duration,
+    /// A leader throttled us meanwhile: nothing is owed, it told us its limit.
+    throttled: bool,
+}
+
+impl Held {
+    /// Sends are due and none can go.
+    fn hold(&mut self, now: Instant) {
+        self.since.get_or_insert(now);
+    }
+
+    /// A send went out: the spell of held sends ends here.
+    fn sent(&mut self, now: Instant) {
+        if let Some(since) = self.since.take() {
+            self.before += now.saturating_duration_since(since);
+        }
+    }
+
+    /// The time sends were held, to `now`.
+    fn total(&self, now: Instant) -> Duration {
+        self.before
+            + self
+                .since
+                .map_or(Duration::ZERO, |s| now.saturating_duration_since(s))
+    }
+}
+
 /// What holds a send back, as the rest of the engine knows it.
 pub(super) struct Hold<'a> {
     /// The transaction's blockhash is no longer taken: a send would be wasted.
@@ -94,11 +132,8 @@ pub(super) struct Dispatcher {
     catch_up: bool,
     /// The leaders give us an unstaked peer's budget (as the last control step heard).
     unstaked: bool,
-    /// Since when sends have been due with no leader to take them, and whether a leader
-    /// throttled us meanwhile (then nothing is owed: it told us its limit). It ends when a
-    /// leader accepts a stream again, not when a probe goes out: the probes of a long outage
-    /// must not each start a catch-up that nothing takes.
-    held: Option<(Instant, bool)>,
+    /// An outage under way: sends due that could not go (see [`Held`]).
+    held: Option<Held>,
     /// Until when the queue's head is not looked at again: the node took none of its
     /// blockhashes at the last look.
     refused_until: Option<Instant>,

@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 
 use tokio::time::Instant;
 
-use super::{Dispatcher, FRESH_SCAN, Hold, REFUSED_RECHECK, SEND_TICK};
+use super::{Dispatcher, FRESH_SCAN, Held, Hold, REFUSED_RECHECK, SEND_TICK};
 use crate::engine::{leaders::LeaderBook, lifecycle::TxState, store::TxStore};
 
 impl Dispatcher {
@@ -50,7 +50,7 @@ impl Dispatcher {
         if leaders.nowhere_to_send(now) {
             // Sends are due and no leader takes them: an outage, owed once it ends.
             if due <= now {
-                self.held.get_or_insert((now, false));
+                self.held.get_or_insert_with(Held::default).hold(now);
             }
             // Nowhere to send: wake when a backoff ends or a handshake may have finished (or
             // on the next update).
@@ -133,7 +133,7 @@ impl Dispatcher {
         // Sends were due and the node took none of their blockhashes. If a leader takes sends
         // again afterwards, that was an outage like any other (see `held`).
         if refused {
-            self.held.get_or_insert((now, false));
+            self.held.get_or_insert_with(Held::default).hold(now);
             self.refused_until = Some(now + REFUSED_RECHECK);
         }
         None

@@ -81,6 +81,9 @@ impl Dispatcher {
         let sends = store.view(id).map_or(0, |v| v.sends);
         let sent = Sent { id, sends, at: now };
         self.pacer.consume(now);
+        if let Some(held) = self.held.as_mut() {
+            held.sent(now);
+        }
         // What is owed never exceeds what is left to send.
         self.pacer.cap_owed(self.fresh.len());
         self.resend_later(id, now);
@@ -199,21 +202,22 @@ impl Dispatcher {
             _ if behind => {
                 // Catching up would only queue more streams it has not read.
                 self.pacer.forgive();
-                if let Some((_, throttled)) = self.held.as_mut() {
-                    *throttled = true;
+                if let Some(held) = self.held.as_mut() {
+                    held.throttled = true;
                 }
             }
             StreamOutcome::Throttled => {
                 // The leader takes no more than this: catching up would only be throttled.
                 self.pacer.forgive();
-                if let Some((_, throttled)) = self.held.as_mut() {
-                    *throttled = true;
+                if let Some(held) = self.held.as_mut() {
+                    held.throttled = true;
                 }
             }
             // A leader takes sends again: the outage is over, and its time is owed.
             StreamOutcome::Accepted => {
-                if let Some((since, throttled)) = self.held.take() {
-                    let held = now.saturating_duration_since(since);
+                if let Some(held) = self.held.take() {
+                    let throttled = held.throttled;
+                    let held = held.total(now);
                     if !throttled && held >= MIN_OUTAGE {
                         self.pacer.owe(held);
                         self.pacer.cap_owed(self.fresh.len());
