@@ -113,14 +113,14 @@ fn pace_floor(t: &Run) -> Option<Floor> {
 }
 
 /// The floor under p99 slots to land with one node dark (`dark`): used only if no run of the
-/// scenario and round landed a transaction in the dark node's slots while it was cut, else
-/// it would not be a floor.
+/// scenario and round landed a transaction sooner than its floor allowed, else it would not be
+/// one.
 fn dark_floor(runs: &[Run], t: &Run) -> Option<Floor> {
     let d = t.dark?;
     let leaked = runs
         .iter()
         .filter(|r| r.scenario == t.scenario && r.round == t.round)
-        .any(|r| r.dark.is_some_and(|d| d.landed_in_dark > 0));
+        .any(|r| r.dark.is_some_and(|d| d.under_floor > 0));
     (!leaked).then(|| Floor {
         value: d.p99_bound as f64,
         said: format!(
@@ -423,14 +423,15 @@ pub(super) mod tests {
 
     /// With one node dark the p99 goal is 0.6 × the best Agave contender's, unless that is
     /// below what the dark node's slots allow any sender; then within 2% of the best, with the
-    /// reason. A run that landed something in those slots shows they were no floor.
+    /// reason. A run that landed something sooner than they allow shows they were no floor.
     #[test]
     fn the_dark_p99_goal_gives_way_to_the_dark_node_s_slots_unless_something_landed_there() {
-        let dark = |p99_bound, landed_in_dark| {
+        let dark = |p99_bound, under_floor| {
             Some(crate::wan::dark::DarkFigures {
                 dark_slots: 8,
                 p99_bound,
-                landed_in_dark,
+                landed_in_dark: under_floor + 3,
+                under_floor,
             })
         };
         let mut t = run("mainnet-dark", Sender::Txpace, 5.2, 4, 500);

@@ -83,13 +83,14 @@ pub(super) fn sections(runs: &[Run], n: usize, load: &str) -> Vec<Section> {
             wire.note(format!(
                 "{}, round {}, {}: the dark node led {} slots while its TPU was cut; what they \
                  allow any sender, p99 {} slots to land; of this run's transactions {} landed \
-                 in them",
+                 in them (taken before the cut) and {} sooner than they allow",
                 r.scenario,
                 r.round,
                 r.sender.label(),
                 d.dark_slots,
                 d.p99_bound,
-                d.landed_in_dark
+                d.landed_in_dark,
+                d.under_floor
             ));
         }
     }
@@ -143,14 +144,16 @@ mod tests {
         dark.dark = Some(crate::wan::dark::DarkFigures {
             dark_slots: 8,
             p99_bound: 4,
-            landed_in_dark: 0,
+            landed_in_dark: 2,
+            under_floor: 0,
         });
         let s = sections(&[dark], 500, "none");
         assert!(
             s[1].notes.iter().any(|n| n
                 == "mainnet-dark, round 1, Agave tpu-client-next: the dark node led 8 slots \
                     while its TPU was cut; what they allow any sender, p99 4 slots to land; of \
-                    this run's transactions 0 landed in them"),
+                    this run's transactions 2 landed in them (taken before the cut) and 0 sooner \
+                    than they allow"),
             "{:?}",
             s[1].notes
         );
