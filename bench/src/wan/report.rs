@@ -83,7 +83,7 @@ pub(super) fn sections(runs: &[Run], n: usize, load: &str) -> Vec<Section> {
             wire.note(format!(
                 "{}, round {}, {}: the dark node led {} slots while its TPU was cut; what they \
                  allow any sender, p99 {} slots to land; of this run's transactions {} landed \
-                 in them (taken before the cut) and {} sooner than they allow",
+                 in them and {} sooner than they allow them",
                 r.scenario,
                 r.round,
                 r.sender.label(),
@@ -152,8 +152,8 @@ mod tests {
             s[1].notes.iter().any(|n| n
                 == "mainnet-dark, round 1, Agave tpu-client-next: the dark node led 8 slots \
                     while its TPU was cut; what they allow any sender, p99 4 slots to land; of \
-                    this run's transactions 2 landed in them (taken before the cut) and 0 sooner \
-                    than they allow"),
+                    this run's transactions 2 landed in them and 0 sooner than they \
+                    allow them"),
             "{:?}",
             s[1].notes
         );

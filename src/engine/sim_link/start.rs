@@ -128,3 +128,32 @@ async fn the_time_a_first_handshake_held_is_made_up_and_no_more() {
         &ahead[..ahead.len().min(8)]
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn probe_gaps_on_far_lossy_links() {
+    let ls: Vec<Pubkey> = (0..3).map(|_| Pubkey::new_unique()).collect();
+    let cluster = SimCluster::new(ls.clone());
+    for l in &ls {
+        let addr = cluster.addr_of(l).expect("an address");
+        cluster.set_link(addr, Some(SimLink::new(230, 0.02)));
+    }
+    let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
+    cfg.rate = RateTarget::Fixed(100.0);
+    let hash = Hash::new_from_array(Pubkey::new_unique().to_bytes());
+    let h = engine::spawn(
+        cfg,
+        cluster.transactions(1000, hash),
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        None,
+    );
+    let s = h.task.await.expect("engine").snapshot;
+    let sent: Vec<_> = s.txs.iter().map(|t| t.first_sent.expect("sent")).collect();
+    for i in 1..sent.len() {
+        let gap = sent[i].saturating_sub(sent[i - 1]);
+        if gap.as_millis() > 40 {
+            eprintln!("gap before {i}: {:?} at {:?}", gap, sent[i]);
+        }
+    }
+    eprintln!("last {:?}", sent.last());
+}
