@@ -86,6 +86,30 @@ async fn a_handshakes_worth_of_sends_reach_the_far_leaders_within_their_budget()
     assert_eq!(delayed, 0, "streams read late for our budget");
 }
 
+/// Each transaction's first send, from the engine's start, of `n` at 100 tx/s with every
+/// leader behind `link`; all must land.
+async fn first_sends_behind(link: SimLink, n: usize) -> Vec<std::time::Duration> {
+    let ls: Vec<Pubkey> = (0..3).map(|_| Pubkey::new_unique()).collect();
+    let cluster = SimCluster::new(ls.clone());
+    for l in &ls {
+        let addr = cluster.addr_of(l).expect("an address");
+        cluster.set_link(addr, Some(link));
+    }
+    let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
+    cfg.rate = RateTarget::Fixed(100.0);
+    let hash = Hash::new_from_array(Pubkey::new_unique().to_bytes());
+    let h = engine::spawn(
+        cfg,
+        cluster.transactions(n, hash),
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        None,
+    );
+    let s = h.task.await.expect("engine").snapshot;
+    assert_eq!(s.counts.confirmed, n as u64);
+    s.txs.iter().map(|t| t.first_sent.expect("sent")).collect()
+}
+
 /// Every leader far (320 ms, `hostile`'s round trip): the sends after the first handshake's
 /// riders wait for it, and the time they waited is made up afterwards — but only that time.
 /// The wait ends when sending resumes, not when a leader first answers a round trip later: at
@@ -93,25 +117,7 @@ async fn a_handshakes_worth_of_sends_reach_the_far_leaders_within_their_budget()
 /// sent its 2,000 transactions in 19.3 s, 0.7 s ahead of its 100 tx/s.
 #[tokio::test(start_paused = true)]
 async fn the_time_a_first_handshake_held_is_made_up_and_no_more() {
-    let ls: Vec<Pubkey> = (0..3).map(|_| Pubkey::new_unique()).collect();
-    let cluster = SimCluster::new(ls.clone());
-    for l in &ls {
-        let addr = cluster.addr_of(l).expect("an address");
-        cluster.set_link(addr, Some(SimLink::new(320, 0.0)));
-    }
-    let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
-    cfg.rate = RateTarget::Fixed(100.0);
-    let hash = Hash::new_from_array(Pubkey::new_unique().to_bytes());
-    let h = engine::spawn(
-        cfg,
-        cluster.transactions(N, hash),
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
-    let s = h.task.await.expect("engine").snapshot;
-    assert_eq!(s.counts.confirmed, N as u64);
-    let sent: Vec<_> = s.txs.iter().map(|t| t.first_sent.expect("sent")).collect();
+    let sent = first_sends_behind(SimLink::new(320, 0.0), N).await;
     let ahead: Vec<(usize, u128)> = sent
         .iter()
         .enumerate()
@@ -129,31 +135,16 @@ async fn the_time_a_first_handshake_held_is_made_up_and_no_more() {
     );
 }
 
+/// Every leader 230 ms away losing 2% each way (`apac`): once the first handshakes are done
+/// the pace never stops — no first send more than 100 ms after the one before it — as it did
+/// for 312 ms in `txpace-bench wan`'s `apac` run at 90e0dd1 (not traced; this says the engine
+/// on such links does not hold the pace by itself).
 #[tokio::test(start_paused = true)]
-async fn probe_gaps_on_far_lossy_links() {
-    let ls: Vec<Pubkey> = (0..3).map(|_| Pubkey::new_unique()).collect();
-    let cluster = SimCluster::new(ls.clone());
-    for l in &ls {
-        let addr = cluster.addr_of(l).expect("an address");
-        cluster.set_link(addr, Some(SimLink::new(230, 0.02)));
-    }
-    let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
-    cfg.rate = RateTarget::Fixed(100.0);
-    let hash = Hash::new_from_array(Pubkey::new_unique().to_bytes());
-    let h = engine::spawn(
-        cfg,
-        cluster.transactions(1000, hash),
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
-    let s = h.task.await.expect("engine").snapshot;
-    let sent: Vec<_> = s.txs.iter().map(|t| t.first_sent.expect("sent")).collect();
-    for i in 1..sent.len() {
-        let gap = sent[i].saturating_sub(sent[i - 1]);
-        if gap.as_millis() > 40 {
-            eprintln!("gap before {i}: {:?} at {:?}", gap, sent[i]);
-        }
-    }
-    eprintln!("last {:?}", sent.last());
+async fn on_far_lossy_links_the_pace_does_not_stop_after_the_first_handshakes() {
+    let sent = first_sends_behind(SimLink::new(230, 0.02), 1000).await;
+    let stops: Vec<(usize, u128)> = (50..sent.len())
+        .map(|i| (i, sent[i].saturating_sub(sent[i - 1]).as_millis()))
+        .filter(|(_, gap)| *gap > 100)
+        .collect();
+    assert!(stops.is_empty(), "the pace stopped (index, ms): {stops:?}");
 }
