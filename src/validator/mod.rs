@@ -302,9 +302,31 @@ impl LocalValidator {
 
     /// Stops the validator and starts it again on the same ledger and ports, keeping its chain,
     /// mint and identity (the first start's `--reset` is not repeated).
+    ///
+    /// Its vote tower is not kept: a validator killed mid-slot can come back on a ledger without
+    /// the slot its tower last voted on, and then, alone in its cluster, it never has the stake
+    /// to switch forks and never votes again (the e2e restart test once waited 180 s on
+    /// "Waiting to switch vote … FailedSwitchThreshold"). A one-node cluster has no other
+    /// voter its tower could protect.
     pub fn restart(&mut self) -> Result<(), ValidatorError> {
         self.kill();
+        self.forget_tower();
         self.launch(false)
+    }
+
+    /// Removes the ledger's vote tower files (`tower-1_9-<identity>.bin`, as `solana-core`'s
+    /// file tower storage names them); one that cannot be removed is left to the validator.
+    fn forget_tower(&self) {
+        let Ok(entries) = std::fs::read_dir(&self.ledger) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().starts_with("tower-")
+                && let Err(e) = std::fs::remove_file(entry.path())
+            {
+                log::warn!("removing {}: {e}", entry.path().display());
+            }
+        }
     }
 
     pub fn pid(&self) -> Option<u32> {
