@@ -4,7 +4,7 @@
 //! A node a slot or two behind its cluster answers `sendTransaction` with `-32005` ("Node is
 //! behind by N slots") and does not take the transaction; on a busy cluster that lasts a moment.
 //! The same signed transaction is offered again until the node is healthy or
-//! [`NODE_BEHIND_WAIT`] has passed: it has one signature, so offering it twice can never pay
+//! `NODE_BEHIND_WAIT` (20 s) has passed: it has one signature, so offering it twice can never pay
 //! twice. Any other error is returned at once.
 
 use std::time::{Duration, Instant};
@@ -19,7 +19,7 @@ use solana_signature::Signature;
 
 /// How long a node that says it is behind is waited for: well inside a blockhash's life
 /// (about 60 s), so the transaction offered again can still land.
-pub const NODE_BEHIND_WAIT: Duration = Duration::from_secs(20);
+const NODE_BEHIND_WAIT: Duration = Duration::from_secs(20);
 
 /// Between offers to a node that is behind: one slot.
 const PAUSE: Duration = Duration::from_millis(400);
@@ -54,7 +54,7 @@ fn while_node_behind<T>(
 }
 
 /// The node refused the call because it is behind its cluster (`-32005`).
-pub fn is_node_behind(e: &ClientError) -> bool {
+fn is_node_behind(e: &ClientError) -> bool {
     matches!(
         e.kind(),
         ErrorKind::RpcError(RpcError::RpcResponseError { code, .. })

@@ -12,9 +12,35 @@ use solana_hash::Hash;
 use solana_pubkey::Pubkey;
 
 use super::SimLink;
-use crate::engine::{self, EngineConfig, sim::SimCluster, snapshot::RateTarget};
+use crate::engine::{
+    self, EngineConfig,
+    sim::SimCluster,
+    snapshot::{RateTarget, Snapshot},
+};
 
 const N: usize = 400;
+
+/// Runs `txs` at 100 tx/s on `cluster` until all are final; every one must land.
+async fn paced_run(cluster: &SimCluster, txs: Vec<crate::source::LoadedTx>) -> Arc<Snapshot> {
+    let n = txs.len() as u64;
+    let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
+    cfg.rate = RateTarget::Fixed(100.0);
+    let h = engine::spawn(
+        cfg,
+        txs,
+        Arc::new(cluster.clone()),
+        Arc::new(cluster.clone()),
+        None,
+    );
+    let s = h.task.await.expect("engine").snapshot;
+    assert_eq!(s.counts.confirmed, n);
+    s
+}
+
+/// A blockhash for a run's transactions.
+fn a_hash() -> Hash {
+    Hash::new_from_array(Pubkey::new_unique().to_bytes())
+}
 
 /// Runs N transactions at 100 tx/s with the leaders of the first three turns at `rtts` (ms),
 /// and returns those of the first `first` that landed in the third turn or later (index,
@@ -29,20 +55,9 @@ async fn first_sends(rtts: [u64; 3], first: usize) -> (Vec<(usize, u64)>, u64) {
         cluster.set_link(addr, Some(SimLink::new(rtt, 0.0)));
     }
     let third_turn = start - start % 4 + 8;
-    let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
-    cfg.rate = RateTarget::Fixed(100.0);
-    let hash = Hash::new_from_array(Pubkey::new_unique().to_bytes());
-    let txs = cluster.transactions(N, hash);
+    let txs = cluster.transactions(N, a_hash());
     let firsts: Vec<_> = txs.iter().take(first).map(|t| t.signature).collect();
-    let h = engine::spawn(
-        cfg,
-        txs,
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
-    let s = h.task.await.expect("engine").snapshot;
-    assert_eq!(s.counts.confirmed, N as u64);
+    paced_run(&cluster, txs).await;
     let late = firsts
         .iter()
         .enumerate()
@@ -95,18 +110,7 @@ async fn first_sends_behind(link: SimLink, n: usize) -> Vec<std::time::Duration>
         let addr = cluster.addr_of(l).expect("an address");
         cluster.set_link(addr, Some(link));
     }
-    let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
-    cfg.rate = RateTarget::Fixed(100.0);
-    let hash = Hash::new_from_array(Pubkey::new_unique().to_bytes());
-    let h = engine::spawn(
-        cfg,
-        cluster.transactions(n, hash),
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
-    let s = h.task.await.expect("engine").snapshot;
-    assert_eq!(s.counts.confirmed, n as u64);
+    let s = paced_run(&cluster, cluster.transactions(n, a_hash())).await;
     s.txs.iter().map(|t| t.first_sent.expect("sent")).collect()
 }
 
