@@ -29,9 +29,7 @@ impl Dispatcher {
         due.sort_unstable();
         due.dedup();
         for id in &due {
-            if self.handed_over.insert(*id) {
-                self.resends.push(Reverse((now, *id)));
-            }
+            self.due_now(*id, now);
         }
         if !due.is_empty() {
             log::debug!(
@@ -40,5 +38,13 @@ impl Dispatcher {
             );
         }
         due.len()
+    }
+
+    /// `id` is due again now, before its resend interval (see `queue`'s pick), unless it
+    /// already is.
+    pub(super) fn due_now(&mut self, id: u32, now: Instant) {
+        if self.handed_over.insert(id) {
+            self.resends.push(Reverse((now, id)));
+        }
     }
 }

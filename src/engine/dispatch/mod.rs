@@ -5,10 +5,12 @@
 //! [`SEND_TICK`]).
 //!
 //! The dispatcher is split at its seams: the pace (`rate`), which transaction goes next
-//! (`queue`), its streams to the leaders, grouped per wake-up (`streams`), and the sends a
-//! slow leader still holds when the next one's turn begins (`handover`).
+//! (`queue`), its streams to the leaders, grouped per wake-up (`streams`), the sends a
+//! slow leader still holds when the next one's turn begins (`handover`), and those that passed
+//! the current leader by while its first handshake was under way (`missed`).
 
 mod handover;
+mod missed;
 mod queue;
 mod rate;
 mod streams;
@@ -144,8 +146,11 @@ pub(super) struct Dispatcher {
     /// Each transaction send with streams still in flight, by (id, round): a send reached no
     /// leader only when every stream failed.
     rounds: HashMap<(u32, usize), Round>,
-    /// Transactions given a resend due now at a hand-over (see `handover`), until it goes.
+    /// Transactions given a resend due now at a hand-over (see `handover`) or for a leader
+    /// they passed by (see `missed`), until it goes.
     handed_over: HashSet<u32>,
+    /// The sends that passed the current leader by while its first handshake was under way.
+    missed: missed::Missed,
     /// The last wake-up that sent (see [`SEND_TICK`]).
     last_sent_at: Option<Instant>,
 }
@@ -180,6 +185,7 @@ impl Dispatcher {
             resends: BinaryHeap::new(),
             rounds: HashMap::new(),
             handed_over: HashSet::new(),
+            missed: missed::Missed::default(),
             last_sent_at: None,
         };
         dispatcher.apply_catch_up();

@@ -32,6 +32,7 @@ impl Dispatcher {
         {
             self.hand_over(leader, Instant::now());
         }
+        self.release_missed(leaders, Instant::now());
         let mut sent = Vec::new();
         let mut streams = Vec::new();
         for _ in 0..SENDS_PER_WAKE {
@@ -78,8 +79,13 @@ impl Dispatcher {
         let id = self.pick(now, store, hold)?;
         let slot = Some(leaders.slot()).filter(|&s| s > 0);
         let first_log = store.record_send(id, now, slot, &targets).ok()?;
+        self.note_missed(id, &targets, leaders);
         let sends = store.view(id).map_or(0, |v| v.sends);
         let sent = Sent { id, sends, at: now };
+        log::trace!(
+            "send {id} (its {sends}) at slot {slot:?} to {:?}",
+            targets.iter().map(|(_, a)| *a).collect::<Vec<_>>()
+        );
         self.pacer.consume(now);
         if let Some(held) = self.held.as_mut() {
             held.sent(now);
@@ -177,6 +183,9 @@ impl Dispatcher {
         let behind = outcome == StreamOutcome::Accepted
             && credit_wait.is_some_and(|w| leaders.on_credit_wait(addr, w, now));
         let error = result.as_ref().err().map(|e| e.to_string());
+        log::trace!(
+            "stream of send {id} to {addr}: {outcome:?} {took:?} on the wire, {own:?} ours, credit {credit_wait:?}"
+        );
         if let Some(err) = &error {
             log::debug!("send to {leader} at {addr} failed: {err}");
         }

@@ -35,6 +35,10 @@ impl LeaderBook {
             let keep_from = slot.saturating_sub(SCHEDULE_KEEP_BEHIND);
             self.schedule = self.schedule.split_off(&keep_from);
             self.window = self.walk(self.fanout + WINDOW_EXTRA);
+            log::trace!(
+                "slot {slot}: {:?}",
+                self.window.iter().take(3).collect::<Vec<_>>()
+            );
         }
     }
 
@@ -77,6 +81,29 @@ impl LeaderBook {
         let now = self.window.first().map(|w| w.0)?;
         let before = self.current_seen.replace(now);
         before.filter(|b| *b != now).map(|_| now)
+    }
+
+    /// The current leader, with its TPU address, while its first handshake holds as many of
+    /// our sends as may wait for it: the sends made now pass it by (see `dispatch::missed`).
+    pub fn current_awaiting_handshake(&self) -> Option<Pubkey> {
+        if self.pinned.is_some() {
+            return None;
+        }
+        let leader = self.window.first()?.0;
+        let addr = self.addrs.get(&leader)?;
+        self.liveness.riders_full(*addr).then_some(leader)
+    }
+
+    /// The current leader, and whether it is known to answer and a send to it may go now
+    /// (see [`LeaderBook::targets`]): a leader whose handshake failed takes a probe, which
+    /// proves nothing yet.
+    pub fn current_answering(&self, now: tokio::time::Instant) -> Option<(Pubkey, bool)> {
+        let leader = self.window.first()?.0;
+        let answering = self
+            .addrs
+            .get(&leader)
+            .is_some_and(|a| self.liveness.answers(*a, now) && self.may_send(*a, now));
+        Some((leader, answering))
     }
 
     pub fn leader_at(&self, slot: u64) -> Option<Pubkey> {

@@ -73,7 +73,7 @@ impl LeaderBook {
         out
     }
 
-    fn may_send(&self, addr: SocketAddr, now: Instant) -> bool {
+    pub(super) fn may_send(&self, addr: SocketAddr, now: Instant) -> bool {
         let probing = self
             .backoff
             .get(&addr)

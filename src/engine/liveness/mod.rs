@@ -106,6 +106,14 @@ impl Liveness {
         self.links.values().any(Link::connecting)
     }
 
+    /// Whether `addr`'s streams wait for its first handshake, as many as may (see
+    /// [`HANDSHAKE_RIDERS`]): a send now passes it by.
+    pub fn riders_full(&self, addr: SocketAddr) -> bool {
+        self.links
+            .get(&addr)
+            .is_some_and(|l| l.connecting() && l.in_flight >= HANDSHAKE_RIDERS)
+    }
+
     /// Streams to `addr` waiting for an answer.
     pub fn in_flight(&self, addr: SocketAddr) -> u32 {
         self.links.get(&addr).map_or(0, |l| l.in_flight)

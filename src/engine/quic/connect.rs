@@ -58,7 +58,7 @@ async fn connect(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Arc<Poo
     let server_name = solana_tls_utils::socket_addr_to_quic_server_name(addr);
     let connecting = inner
         .endpoint
-        .connect(addr, &server_name)
+        .connect_with(inner.client_config(peer), addr, &server_name)
         .map_err(|e| SendError::Connection(e.to_string()));
     let bound = inner.handshake_bound(peer);
     let result = match connecting {

@@ -148,6 +148,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 struct Inner {
     endpoint: Endpoint,
+    /// The TLS side of every connection; each handshake gets its own transport settings
+    /// (see [`Inner::client_config`]).
+    quic: Arc<QuicClientConfig>,
     peers: Mutex<HashMap<SocketAddr, Arc<Peer>>>,
     options: QuicOptions,
     /// The measured link with the longest PTO: a leader not measured yet is given its rules.
@@ -169,6 +172,14 @@ impl Inner {
             .map_or(floor, |t| t.handshake_timeout().max(floor))
     }
 
+    /// The settings of one handshake to `peer`: the transport's (see [`transport_config`]),
+    /// started from the round trip [`handshake_rtt`] expects of it.
+    fn client_config(&self, peer: &Peer) -> ClientConfig {
+        let mut config = ClientConfig::new(self.quic.clone());
+        config.transport_config(Arc::new(transport_config(handshake_rtt(self.timing(peer)))));
+        config
+    }
+
     /// A link was measured anew: it may be the worst now.
     fn measured(&self, timing: LinkTiming) {
         let mut worst = lock(&self.worst);
@@ -176,6 +187,51 @@ impl Inner {
             *worst = Some(timing);
         }
     }
+}
+
+/// The round trip a handshake starts from before it has measured its own: quinn re-sends a
+/// lost Initial three of these later, and its default (RFC 9002's 333 ms) made one lost
+/// datagram of a handshake cost a second. On the relay's `apac` link (230 ms, 2% loss) a
+/// current leader's first handshake once took 1.2 s that way, while the sends made meanwhile
+/// went past it to the next leaders, which held them for their own turns: 3.7–4.8 s to land,
+/// the whole of the run's p99. So a handshake starts from the link measured to this leader,
+/// or the worst measured to any (a leader farther than that only sees its Initial re-sent
+/// early, a duplicate the server ignores), never under [`HANDSHAKE_RTT_FLOOR`]; before any
+/// measurement, from [`UNMEASURED_HANDSHAKE_RTT`].
+fn handshake_rtt(measured: Option<LinkTiming>) -> Duration {
+    measured.map_or(UNMEASURED_HANDSHAKE_RTT, |t| {
+        t.srtt.max(HANDSHAKE_RTT_FLOOR)
+    })
+}
+
+/// A first handshake's round trip before anything is measured: Chromium's QUIC starts from the
+/// same 100 ms. A lost Initial is re-sent after 300 ms, and one on a link slower than that is
+/// re-sent once for nothing.
+const UNMEASURED_HANDSHAKE_RTT: Duration = Duration::from_millis(100);
+/// The least round trip a handshake starts from: a loopback leader answers in well under a
+/// millisecond, but its side of the handshake (a signature, on a busy machine) takes longer,
+/// and re-sending Initials every few milliseconds would only load it.
+const HANDSHAKE_RTT_FLOOR: Duration = Duration::from_millis(50);
+
+/// The transport settings of one connection, its handshake starting from `initial_rtt`.
+fn transport_config(initial_rtt: Duration) -> TransportConfig {
+    let mut transport = TransportConfig::default();
+    // IDLE_TIMEOUT is a constant well inside QUIC's idle-timeout range.
+    if let Ok(idle) = IdleTimeout::try_from(IDLE_TIMEOUT) {
+        transport.max_idle_timeout(Some(idle));
+    }
+    transport.keep_alive_interval(Some(KEEP_ALIVE));
+    transport.initial_rtt(initial_rtt);
+    // BBR paces at the bandwidth it measures and does not halve its window at each loss,
+    // which on a lossy link held the pace to a few datagrams a round trip (see the module
+    // doc); tpu-client-next keeps Cubic with the same large initial window.
+    let mut bbr = BbrConfig::default();
+    bbr.initial_window(INITIAL_WINDOW);
+    transport.congestion_controller_factory(Arc::new(bbr));
+    // Finish a started stream before starting the next: one transaction should not wait
+    // behind fragments of many.
+    transport.send_fairness(false);
+    transport
 }
 
 #[derive(Clone)]
@@ -197,29 +253,14 @@ impl QuicTransport {
             .map_err(|e| QuicSetupError::Tls(e.to_string()))?;
         crypto.enable_early_data = true;
         crypto.alpn_protocols = vec![ALPN_TPU.to_vec()];
-        let mut transport = TransportConfig::default();
-        let idle =
-            IdleTimeout::try_from(IDLE_TIMEOUT).map_err(|e| QuicSetupError::Tls(e.to_string()))?;
-        transport.max_idle_timeout(Some(idle));
-        transport.keep_alive_interval(Some(KEEP_ALIVE));
-        // BBR paces at the bandwidth it measures and does not halve its window at each loss,
-        // which on a lossy link held the pace to a few datagrams a round trip (see the module
-        // doc); tpu-client-next keeps Cubic with the same large initial window.
-        let mut bbr = BbrConfig::default();
-        bbr.initial_window(INITIAL_WINDOW);
-        transport.congestion_controller_factory(Arc::new(bbr));
-        // Finish a started stream before starting the next: one transaction should not wait
-        // behind fragments of many.
-        transport.send_fairness(false);
-        let quic =
-            QuicClientConfig::try_from(crypto).map_err(|e| QuicSetupError::Tls(e.to_string()))?;
-        let mut config = ClientConfig::new(Arc::new(quic));
-        config.transport_config(Arc::new(transport));
-        let mut endpoint = Endpoint::client(SocketAddr::new(options.bind, 0))?;
-        endpoint.set_default_client_config(config);
+        let quic = Arc::new(
+            QuicClientConfig::try_from(crypto).map_err(|e| QuicSetupError::Tls(e.to_string()))?,
+        );
+        let endpoint = Endpoint::client(SocketAddr::new(options.bind, 0))?;
         Ok(Self {
             inner: Arc::new(Inner {
                 endpoint,
+                quic,
                 peers: Mutex::new(HashMap::new()),
                 options,
                 worst: Mutex::new(None),

@@ -13,6 +13,16 @@ use tokio::net::UdpSocket;
 
 /// Starts a relay to `server`; returns the address clients send to.
 pub(super) async fn start(server: SocketAddr, rtt: Duration, loss: f64) -> SocketAddr {
+    start_losing_first(server, rtt, loss, 0).await
+}
+
+/// [`start`], also losing the first `first` datagrams clients send (a handshake's Initial).
+pub(super) async fn start_losing_first(
+    server: SocketAddr,
+    rtt: Duration,
+    loss: f64,
+    first: usize,
+) -> SocketAddr {
     let front = Arc::new(
         UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
             .await
@@ -32,9 +42,11 @@ pub(super) async fn start(server: SocketAddr, rtt: Duration, loss: f64) -> Socke
         let (front, back, client, rng) = (front.clone(), back.clone(), client.clone(), rng.clone());
         async move {
             let mut buf = vec![0u8; 65_536];
+            let mut seen = 0;
             while let Ok((n, from)) = front.recv_from(&mut buf).await {
                 *client.lock().expect("relay lock") = Some(from);
-                if lost(&rng, loss) {
+                seen += 1;
+                if seen <= first || lost(&rng, loss) {
                     continue;
                 }
                 let (back, datagram) = (back.clone(), buf[..n].to_vec());

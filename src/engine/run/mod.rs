@@ -348,7 +348,6 @@ impl Engine {
         self.dispatcher.all_sent() && self.confirmer.unconfirmed() <= TAIL_WATCH
     }
 
-    /// The polls that keep the chain view and the connections current, batch or not.
     /// A new leader's turn has begun: the sends the last one still holds unanswered go to it
     /// too (see `dispatch::handover`). The dispatcher looks before each send as well; this is
     /// for turns that begin while nothing is due.
@@ -360,6 +359,7 @@ impl Engine {
         }
     }
 
+    /// The polls that keep the chain view and the connections current, batch or not.
     fn keep_current(&mut self, now: Instant) {
         self.hand_over();
         self.sync.poll(now, &self.leaders);

@@ -42,6 +42,21 @@ fn a_hash() -> Hash {
     Hash::new_from_array(Pubkey::new_unique().to_bytes())
 }
 
+/// Those of `sigs` that landed in `slot` or later: (index, slot).
+fn landed_from(
+    cluster: &SimCluster,
+    sigs: &[solana_signature::Signature],
+    slot: u64,
+) -> Vec<(usize, u64)> {
+    sigs.iter()
+        .enumerate()
+        .filter_map(|(i, sig)| {
+            let landed = cluster.landed_slot(sig).expect("landed");
+            (landed >= slot).then_some((i, landed))
+        })
+        .collect()
+}
+
 /// Runs N transactions at 100 tx/s with the leaders of the first three turns at `rtts` (ms),
 /// and returns those of the first `first` that landed in the third turn or later (index,
 /// slot), and the streams the leaders read late for our budget.
@@ -58,14 +73,7 @@ async fn first_sends(rtts: [u64; 3], first: usize) -> (Vec<(usize, u64)>, u64) {
     let txs = cluster.transactions(N, a_hash());
     let firsts: Vec<_> = txs.iter().take(first).map(|t| t.signature).collect();
     paced_run(&cluster, txs).await;
-    let late = firsts
-        .iter()
-        .enumerate()
-        .filter_map(|(i, sig)| {
-            let slot = cluster.landed_slot(sig).expect("landed");
-            (slot >= third_turn).then_some((i, slot))
-        })
-        .collect();
+    let late = landed_from(&cluster, &firsts, third_turn);
     let delayed = ls
         .iter()
         .filter_map(|l| cluster.addr_of(l))
@@ -151,4 +159,37 @@ async fn on_far_lossy_links_the_pace_does_not_stop_after_the_first_handshakes() 
         .filter(|(_, gap)| *gap > 100)
         .collect();
     assert!(stops.is_empty(), "the pace stopped (index, ms): {stops:?}");
+}
+
+/// The current leader far (900 ms) and leading two turns, the next ones near: the sends made
+/// while its first handshake holds as many as may wait for it pass it by, to the near leaders
+/// whose turns come after; once it answers, still in its turn, they go to it too
+/// (`dispatch::missed`) — none of the first 150 waits for a later leader's turn. Without that,
+/// the 50 or so made between the 40th and the handshake's end landed in the next turn.
+#[tokio::test(start_paused = true)]
+async fn sends_that_passed_the_current_leader_by_for_its_handshake_reach_it_in_its_turn() {
+    const FIRST: usize = 150;
+    let (far, b, c) = (
+        Pubkey::new_unique(),
+        Pubkey::new_unique(),
+        Pubkey::new_unique(),
+    );
+    // The run starts at slot 1,000, turn 250, the list's third: `far` leads 1,000–1,007.
+    let cluster = SimCluster::new(vec![b, c, far, far]);
+    let start = cluster.slot_now();
+    assert_eq!(cluster.leader_at(start), far);
+    let turn_end = start - start % 4 + 8;
+    assert_eq!(cluster.leader_at(turn_end - 1), far);
+    let addr = cluster.addr_of(&far).expect("an address");
+    cluster.set_link(addr, Some(SimLink::new(900, 0.0)));
+    let txs = cluster.transactions(N, a_hash());
+    let firsts: Vec<_> = txs.iter().take(FIRST).map(|t| t.signature).collect();
+    paced_run(&cluster, txs).await;
+    let late = landed_from(&cluster, &firsts, turn_end);
+    assert!(
+        late.is_empty(),
+        "{} of the first {FIRST} landed after the far leader's turn (index, slot): {:?}",
+        late.len(),
+        &late[..late.len().min(8)]
+    );
 }
