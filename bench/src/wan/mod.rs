@@ -87,6 +87,12 @@ pub struct Args {
     /// legacy TpuClient keeps its own 100 tx/s)
     #[arg(long, default_value_t = 200.0)]
     next_max_rate: f64,
+    /// Passed to each measured txpace run as `-v` (once) or `-vv` (twice): its log file, named
+    /// on standard error after its run, then has each send, each stream's answer and each
+    /// slot's leaders (trace level), to trace a tail or a stall. Logging costs CPU: the
+    /// figures of such a matrix are for tracing, not for quoting
+    #[arg(long, action = clap::ArgAction::Count)]
+    txpace_verbose: u8,
     /// Also write the figures as JSON here
     #[arg(long)]
     json: Option<PathBuf>,
@@ -186,6 +192,8 @@ struct Ctx {
     count: usize,
     load: LoadSpec,
     next_max_rate: f64,
+    /// `-v`/`-vv` for the measured txpace runs (`--txpace-verbose`), or nothing.
+    txpace_verbose: Option<&'static str>,
     /// Runs of Agave's clients so far: each gets lamport amounts no other run used.
     agave_runs: u64,
 }
@@ -227,9 +235,14 @@ pub fn run(args: Args) -> Result<()> {
                 .map(|rate| (cluster.nodes()[0].identity_keypair.clone(), rate)),
         },
         next_max_rate: args.next_max_rate,
+        txpace_verbose: match args.txpace_verbose {
+            0 => None,
+            1 => Some("-v"),
+            _ => Some("-vv"),
+        },
         agave_runs: 0,
     };
-    let (mut counters, _) = settled_counters(&mut cluster)?;
+    let (mut counters, _) = settled_counters(&mut cluster, Instant::now())?;
     let mut runs = Vec::new();
     for s in &scenarios {
         cluster.set_profile(s.profile).map_err(|e| anyhow!("{e}"))?;
@@ -342,6 +355,7 @@ fn one(
                 // Its first send, for the dark window's moment (see `first_send`).
                 extra.extend(["--events", "-"]);
             }
+            extra.extend(ctx.txpace_verbose);
             let run = txpace_run(&ctx.ep, file, &extra, during)?;
             catch_up(ctx)?;
             let summary = &run.report["summary"];
@@ -393,6 +407,8 @@ fn one(
             }
         }
     };
+    // The contender has exited (and its landings were read): its streams are all sent.
+    let contender_done = Instant::now();
     let samples = clock.stop();
     let start = started
         .into_inner()
@@ -404,7 +420,13 @@ fn one(
         agree::node_links(&identities, &relays_before, &relays_after, report)
     });
     let load = load.map(|l| l.stop(&ctx.chain)).transpose()?;
-    let (after, settled) = settled_counters(cluster)?;
+    // The run's last stream: the contender's, or the load's once it is stopped.
+    let quiet_since = if load.is_some() {
+        Instant::now()
+    } else {
+        contender_done
+    };
+    let (after, settled) = settled_counters(cluster, quiet_since)?;
     let delta = CounterDelta::between(counters, &after, settled);
     *counters = after;
     // One schedule for every contender of a scenario: its pace, or in the `--rate max`

@@ -23,8 +23,22 @@ use txpace::validator::Localnet;
 /// How often the harness reads the node's slot while a contender runs.
 const SAMPLE_EVERY: Duration = Duration::from_millis(100);
 
-/// How long the nodes' counters may take to cover a run: each node reports every 5 s and the
-/// metrics agent writes every 10 s (`Localnet::server_counters`), and a margin.
+/// How often each node's TPU server reports its counters, and how often the metrics agent
+/// writes the points it collected (`txpace_relay::counters`).
+const NODE_REPORTS_EVERY: Duration = Duration::from_secs(5);
+const AGENT_WRITES_EVERY: Duration = Duration::from_secs(10);
+/// How long after a run's last stream the nodes' counters may still miss some of it: a
+/// node's report interval, then the agent's, and a margin. Two readings that agree prove
+/// nothing sooner — at 6 s apart both can fall between two of the agent's writes — and the
+/// run after took the rest: `txpace-bench wan`'s first run after `hostile+4` (whose
+/// competitors had thousands of streams delayed) was `mainnet`'s txpace, alone on the wire,
+/// charged 1,196 and 2,857 delayed streams while it handed at most 29 to a leader in any
+/// 100 ms (its trace at 11fd06a), where the nodes allow 20 without delay.
+const COUNTERS_TRAIL: Duration = NODE_REPORTS_EVERY
+    .saturating_add(AGENT_WRITES_EVERY)
+    .saturating_add(Duration::from_secs(1));
+/// How long past [`COUNTERS_TRAIL`] the counters may keep changing before they are read as
+/// they stand (a sender still running: said `settled: false` beside the run).
 const COUNTERS_SETTLE: Duration = Duration::from_secs(30);
 
 /// The node's processed slot, read every [`SAMPLE_EVERY`] on a thread of its own.
@@ -222,10 +236,12 @@ impl CounterDelta {
     }
 }
 
-/// The nodes' counters once they cover what came before: read again every 6 s until two
-/// readings agree (at most [`COUNTERS_SETTLE`]); the last reading, and whether it settled.
-pub fn settled_counters(cluster: &mut Localnet) -> Result<(Value, bool)> {
+/// The nodes' counters once they cover what came before `quiet_since` (when the run's last
+/// sender stopped): first read [`COUNTERS_TRAIL`] after it, then again every 6 s until two
+/// readings agree (at most [`COUNTERS_SETTLE`] more); the last reading, and whether it settled.
+pub fn settled_counters(cluster: &mut Localnet, quiet_since: Instant) -> Result<(Value, bool)> {
     let err = |e| anyhow::anyhow!("{e}");
+    std::thread::sleep(counters_cover_at(quiet_since).saturating_duration_since(Instant::now()));
     let deadline = Instant::now() + COUNTERS_SETTLE;
     let mut last = cluster.server_counters().map_err(err)?;
     while Instant::now() < deadline {
@@ -239,9 +255,27 @@ pub fn settled_counters(cluster: &mut Localnet) -> Result<(Value, bool)> {
     Ok((last, false))
 }
 
+/// The first moment the nodes' counters hold every stream sent before `quiet_since`.
+fn counters_cover_at(quiet_since: Instant) -> Instant {
+    quiet_since + COUNTERS_TRAIL
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stream just before the run's end is in a node's next report (at most 5 s on), which
+    /// reaches the sink with the agent's next write (at most 10 s after that).
+    #[test]
+    fn the_counters_are_read_only_once_a_report_and_a_write_have_passed() {
+        let end = Instant::now();
+        let covered = counters_cover_at(end);
+        assert!(covered >= end + NODE_REPORTS_EVERY + AGENT_WRITES_EVERY);
+        assert!(
+            covered <= end + Duration::from_secs(20),
+            "no longer than needed"
+        );
+    }
 
     #[test]
     fn the_slot_at_a_moment_is_the_last_sample_before_it() {
