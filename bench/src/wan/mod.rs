@@ -37,6 +37,7 @@ mod dark;
 mod goals;
 mod report;
 mod scenario;
+mod sender;
 mod wire;
 
 use crate::{
@@ -50,6 +51,8 @@ use crate::{
     workload::{Endpoint, PACE_TPS, generate, tempfile_dir},
 };
 use scenario::{DARK_NODE, Scenario};
+pub(crate) use sender::Sender;
+use sender::order;
 use wire::{CounterDelta, RelayDelta, SlotClock, settled_counters, slots_to_land};
 
 /// The nodes of the cluster: the `mainnet` profile puts one in each region.
@@ -99,44 +102,6 @@ pub struct Args {
     /// Also write the tables as Markdown here, headed by this command line
     #[arg(long)]
     markdown: Option<PathBuf>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub(crate) enum Sender {
-    #[serde(rename = "txpace")]
-    Txpace,
-    #[serde(rename = "Agave TpuClient")]
-    Legacy,
-    #[serde(rename = "Agave tpu-client-next")]
-    Next,
-    #[serde(rename = "Agave RPC sendTransaction")]
-    Rpc,
-}
-
-impl Sender {
-    pub(crate) fn label(self) -> &'static str {
-        match self {
-            Sender::Txpace => "txpace",
-            Sender::Legacy => "Agave TpuClient",
-            Sender::Next => next_child::NAME,
-            Sender::Rpc => rpc_child::NAME,
-        }
-    }
-
-    /// Agave's clients that send to the leaders' TPU themselves: the ones txpace's goals are
-    /// judged against (the RPC contender's node sends for it).
-    pub(crate) fn agave_tpu(self) -> bool {
-        matches!(self, Sender::Legacy | Sender::Next)
-    }
-}
-
-/// Every other round runs the contenders in reverse, so none always meets the wire first.
-fn order(round: u32) -> [Sender; 4] {
-    let mut senders = [Sender::Txpace, Sender::Legacy, Sender::Next, Sender::Rpc];
-    if round.is_multiple_of(2) {
-        senders.reverse();
-    }
-    senders
 }
 
 /// One contender's run of one scenario.
@@ -501,21 +466,4 @@ fn catch_up(ctx: &Ctx) -> Result<()> {
 
 fn sleep_until(t: Instant) {
     std::thread::sleep(t.saturating_duration_since(Instant::now()));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_order_alternates_between_rounds() {
-        assert_eq!(
-            order(1),
-            [Sender::Txpace, Sender::Legacy, Sender::Next, Sender::Rpc]
-        );
-        assert_eq!(
-            order(2),
-            [Sender::Rpc, Sender::Next, Sender::Legacy, Sender::Txpace]
-        );
-    }
 }
