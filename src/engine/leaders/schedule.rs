@@ -83,8 +83,8 @@ impl LeaderBook {
         before.filter(|b| *b != now).map(|_| now)
     }
 
-    /// The current leader, with its TPU address, while its first handshake holds as many of
-    /// our sends as may wait for it: the sends made now pass it by (see `dispatch::missed`).
+    /// The current leader while its first handshake holds as many of our sends as may wait
+    /// for it: the sends made now pass it by (see `dispatch::missed`).
     pub fn current_awaiting_handshake(&self) -> Option<Pubkey> {
         if self.pinned.is_some() {
             return None;

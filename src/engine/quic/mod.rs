@@ -151,6 +151,10 @@ struct Inner {
     /// The TLS side of every connection; each handshake gets its own transport settings
     /// (see [`Inner::client_config`]).
     quic: Arc<QuicClientConfig>,
+    /// The idle timeout and congestion controller every connection shares (see
+    /// [`transport_config`]): checked and built once, at setup.
+    idle: IdleTimeout,
+    congestion: Arc<BbrConfig>,
     peers: Mutex<HashMap<SocketAddr, Arc<Peer>>>,
     options: QuicOptions,
     /// The measured link with the longest PTO: a leader not measured yet is given its rules.
@@ -176,7 +180,11 @@ impl Inner {
     /// started from the round trip [`handshake_rtt`] expects of it.
     fn client_config(&self, peer: &Peer) -> ClientConfig {
         let mut config = ClientConfig::new(self.quic.clone());
-        config.transport_config(Arc::new(transport_config(handshake_rtt(self.timing(peer)))));
+        config.transport_config(Arc::new(transport_config(
+            handshake_rtt(self.timing(peer)),
+            self.idle,
+            self.congestion.clone(),
+        )));
         config
     }
 
@@ -214,20 +222,16 @@ const UNMEASURED_HANDSHAKE_RTT: Duration = Duration::from_millis(100);
 const HANDSHAKE_RTT_FLOOR: Duration = Duration::from_millis(50);
 
 /// The transport settings of one connection, its handshake starting from `initial_rtt`.
-fn transport_config(initial_rtt: Duration) -> TransportConfig {
+fn transport_config(
+    initial_rtt: Duration,
+    idle: IdleTimeout,
+    congestion: Arc<BbrConfig>,
+) -> TransportConfig {
     let mut transport = TransportConfig::default();
-    // IDLE_TIMEOUT is a constant well inside QUIC's idle-timeout range.
-    if let Ok(idle) = IdleTimeout::try_from(IDLE_TIMEOUT) {
-        transport.max_idle_timeout(Some(idle));
-    }
+    transport.max_idle_timeout(Some(idle));
     transport.keep_alive_interval(Some(KEEP_ALIVE));
     transport.initial_rtt(initial_rtt);
-    // BBR paces at the bandwidth it measures and does not halve its window at each loss,
-    // which on a lossy link held the pace to a few datagrams a round trip (see the module
-    // doc); tpu-client-next keeps Cubic with the same large initial window.
-    let mut bbr = BbrConfig::default();
-    bbr.initial_window(INITIAL_WINDOW);
-    transport.congestion_controller_factory(Arc::new(bbr));
+    transport.congestion_controller_factory(congestion);
     // Finish a started stream before starting the next: one transaction should not wait
     // behind fragments of many.
     transport.send_fairness(false);
@@ -256,11 +260,20 @@ impl QuicTransport {
         let quic = Arc::new(
             QuicClientConfig::try_from(crypto).map_err(|e| QuicSetupError::Tls(e.to_string()))?,
         );
+        let idle =
+            IdleTimeout::try_from(IDLE_TIMEOUT).map_err(|e| QuicSetupError::Tls(e.to_string()))?;
+        // BBR paces at the bandwidth it measures and does not halve its window at each loss,
+        // which on a lossy link held the pace to a few datagrams a round trip (see the module
+        // doc); tpu-client-next keeps Cubic with the same large initial window.
+        let mut bbr = BbrConfig::default();
+        bbr.initial_window(INITIAL_WINDOW);
         let endpoint = Endpoint::client(SocketAddr::new(options.bind, 0))?;
         Ok(Self {
             inner: Arc::new(Inner {
                 endpoint,
                 quic,
+                idle,
+                congestion: Arc::new(bbr),
                 peers: Mutex::new(HashMap::new()),
                 options,
                 worst: Mutex::new(None),
