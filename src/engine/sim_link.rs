@@ -226,6 +226,8 @@ impl LinkModel {
 }
 
 #[cfg(test)]
+mod ahead;
+#[cfg(test)]
 mod fanout;
 #[cfg(test)]
 mod handover;

@@ -38,13 +38,7 @@ pub fn leaders(n: usize) -> Vec<Pubkey> {
 
 /// Starts the engine on the simulated cluster (both its chain and its transport).
 pub fn start(cluster: &SimCluster, cfg: EngineConfig, txs: Vec<LoadedTx>) -> EngineHandle {
-    engine::spawn(
-        cfg,
-        txs,
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    )
+    cluster.start_engine(cfg, txs)
 }
 
 /// [`start`], with the cluster's websocket feed (slots and slot commitments) as well.

@@ -7,8 +7,10 @@
 //! The dispatcher is split at its seams: the pace (`rate`), which transaction goes next
 //! (`queue`), its streams to the leaders, grouped per wake-up (`streams`), the sends a
 //! slow leader still holds when the next one's turn begins (`handover`), and those that passed
-//! the current leader by while its first handshake was under way (`missed`).
+//! the current leader by while its first handshake was under way (`missed`), and the sends
+//! that go ahead of a later leader's turn under `--rate max` (`ahead`).
 
+mod ahead;
 mod handover;
 mod missed;
 mod queue;
@@ -153,6 +155,8 @@ pub(super) struct Dispatcher {
     missed: missed::Missed,
     /// The last wake-up that sent (see [`SEND_TICK`]).
     last_sent_at: Option<Instant>,
+    /// Sends ahead of a later leader's turn (see `ahead`).
+    ahead: ahead::Ahead,
 }
 
 impl Dispatcher {
@@ -187,6 +191,7 @@ impl Dispatcher {
             handed_over: HashSet::new(),
             missed: missed::Missed::default(),
             last_sent_at: None,
+            ahead: ahead::Ahead::default(),
         };
         dispatcher.apply_catch_up();
         dispatcher

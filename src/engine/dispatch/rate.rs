@@ -7,6 +7,7 @@ use super::{CATCH_UP, Dispatcher};
 use crate::engine::{
     maxrate::{self, MaxRate},
     snapshot::RateTarget,
+    store::TxStore,
 };
 
 impl Dispatcher {
@@ -54,23 +55,43 @@ impl Dispatcher {
     }
 
     /// One closed-loop step: `achieved` is the send rate over the last period alone, and
-    /// `unconfirmed` the sent transactions not yet final. `unstaked_quic`: the leaders are
-    /// known to give us an unstaked peer's budget, which caps the search from the start.
+    /// `unconfirmed` the sent transactions not yet final, less those sent ahead to a leader
+    /// whose turn has not come (see `ahead`). `unstaked_quic`: the leaders are known to give
+    /// us an unstaked peer's budget, which caps the search from the start.
     pub(in crate::engine) fn control(
         &mut self,
         unconfirmed: u64,
         achieved: f64,
         unstaked_quic: bool,
+        store: &TxStore,
         now: Instant,
     ) {
+        let held_ahead = self.ahead.waiting(now, store);
         if let Some(m) = self.maxrate.as_mut() {
             if unstaked_quic {
                 m.assume_ceiling(maxrate::UNSTAKED_BUDGET);
             }
-            let rate = m.evaluate(unconfirmed, achieved);
+            let rate = m.evaluate(unconfirmed.saturating_sub(held_ahead), achieved);
             self.pacer.set_rate(rate, now);
         }
         self.unstaked = unstaked_quic;
+        self.apply_catch_up();
+    }
+
+    /// The leaders give us an unstaked peer's budget, as the node's stake says before the first
+    /// closed-loop period ends: sends may go ahead of a leader's turn (see `ahead`) from the
+    /// first. The pace still starts at [`maxrate::START_RATE`] and reaches the plateau at the
+    /// period's end: a first connection's riders (see `liveness`) go out together once its
+    /// handshake is done, and at the plateau from the start they overran the leader's first
+    /// windows (32 reads delayed on three simulated leaders).
+    pub(in crate::engine) fn unstaked_known(&mut self) {
+        if self.unstaked {
+            return;
+        }
+        self.unstaked = true;
+        if let Some(m) = self.maxrate.as_mut() {
+            m.assume_ceiling(maxrate::UNSTAKED_BUDGET);
+        }
         self.apply_catch_up();
     }
 

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use super::{Dispatcher, Hold, MIN_OUTAGE, Round, SENDS_PER_WAKE, Sent};
 use crate::engine::{
     follow::follow,
-    leaders::LeaderBook,
+    leaders::{LeaderBook, Target},
     net::{Handoff, StreamOutcome},
     store::{StreamResult, TxStore},
     update::{SendDone, Update},
@@ -47,6 +47,11 @@ impl Dispatcher {
                 break;
             }
         }
+        let ahead = self.send_ahead(store, leaders, hold, &mut streams);
+        if let Some(s) = ahead.last() {
+            self.last_sent_at = Some(s.at);
+        }
+        sent.extend(ahead);
         if !streams.is_empty() {
             // One task writes every stream of this wake-up before the connection's driver runs,
             // which then packs them into as few datagrams as fit; each stream's outcome is
@@ -77,15 +82,8 @@ impl Dispatcher {
             return None;
         }
         let id = self.pick(now, store, hold)?;
-        let slot = Some(leaders.slot()).filter(|&s| s > 0);
-        let first_log = store.record_send(id, now, slot, &targets).ok()?;
+        let sent = self.launch(id, &targets, now, store, leaders, streams)?;
         self.note_missed(id, &targets, leaders);
-        let sends = store.view(id).map_or(0, |v| v.sends);
-        let sent = Sent { id, sends, at: now };
-        log::trace!(
-            "send {id} (its {sends}) at slot {slot:?} to {:?}",
-            targets.iter().map(|(_, a)| *a).collect::<Vec<_>>()
-        );
         self.pacer.consume(now);
         if let Some(held) = self.held.as_mut() {
             held.sent(now);
@@ -93,6 +91,29 @@ impl Dispatcher {
         // What is owed never exceeds what is left to send.
         self.pacer.cap_owed(self.fresh.len());
         self.resend_later(id, now);
+        Some(sent)
+    }
+
+    /// Sends `id` to `targets`, one stream each added to `streams`: its send is logged and
+    /// each stream's outcome will come back as an [`Update::SendDone`]. `None` when the store
+    /// does not take the send. The pace and the next resend are the caller's.
+    pub(super) fn launch(
+        &mut self,
+        id: u32,
+        targets: &[Target],
+        now: Instant,
+        store: &mut TxStore,
+        leaders: &mut LeaderBook,
+        streams: &mut Vec<BoxFuture<'static, Update>>,
+    ) -> Option<Sent> {
+        let slot = Some(leaders.slot()).filter(|&s| s > 0);
+        let first_log = store.record_send(id, now, slot, targets).ok()?;
+        let sends = store.view(id).map_or(0, |v| v.sends);
+        let sent = Sent { id, sends, at: now };
+        log::trace!(
+            "send {id} (its {sends}) at slot {slot:?} to {:?}",
+            targets.iter().map(|(_, a)| *a).collect::<Vec<_>>()
+        );
         let Some(wire) = store.record(id).map(|r| r.wire.clone()) else {
             return Some(sent);
         };
@@ -109,8 +130,11 @@ impl Dispatcher {
             };
             self.rounds.insert((id, first_log), round);
         }
-        for (i, (leader, addr)) in targets.into_iter().enumerate() {
+        for (i, &(leader, addr)) in targets.iter().enumerate() {
             let Some(addr) = addr else { continue };
+            if self.maxrate.is_some() {
+                self.ahead.note_stream(addr, now);
+            }
             let handoff = Handoff::default();
             leaders.on_sent(leader, addr, handoff.clone());
             store.record_stream_sent();

@@ -180,7 +180,7 @@ impl LeaderBook {
             .is_some_and(|a| self.own_waited(a, now))
     }
 
-    fn own_waited(&self, addr: &SocketAddr, now: Instant) -> bool {
+    pub(super) fn own_waited(&self, addr: &SocketAddr, now: Instant) -> bool {
         self.links
             .get(addr)
             .and_then(|l| l.own_wait_at)

@@ -13,9 +13,11 @@
 //!
 //! The book is split at its seams: the schedule it follows (`schedule`), where each send goes
 //! (`targets`), how each address has answered (`backoff`), each leader's figures and panel
-//! row (`figures`), its link as measured with the verdict on it (`link`), and how many leaders
-//! past the current one a send goes to now (`fanout`).
+//! row (`figures`), its link as measured with the verdict on it (`link`), how many leaders
+//! past the current one a send goes to now (`fanout`), and which leaders past those may take
+//! sends ahead of their turn (`ahead`).
 
+mod ahead;
 mod backoff;
 mod fanout;
 mod figures;
@@ -32,8 +34,8 @@ use std::{
 
 use solana_pubkey::Pubkey;
 
+pub use self::{ahead::AheadLeader, backoff::JUDGE_WINDOW, schedule::SLOTS_PER_LEADER};
 use self::{backoff::Backoff, figures::Stats, link::AddrLink, schedule::SCHEDULE_FETCH};
-pub use self::{backoff::JUDGE_WINDOW, schedule::SLOTS_PER_LEADER};
 use super::{liveness::Liveness, verdict::Verdict};
 
 /// A destination for one send.

@@ -379,6 +379,9 @@ impl Engine {
             pointless: &pointless,
             rpc_down: self.sync.health().is_some(),
         };
+        if self.sync.staked() == Some(false) && self.cfg.via_rpc.is_none() {
+            self.dispatcher.unstaked_known();
+        }
         let sent = self
             .dispatcher
             .send_due(&mut self.store, &mut self.leaders, &hold);
@@ -489,6 +492,6 @@ impl Engine {
         // Over QUIC, an unstaked identity gets Agave's unstaked budget from every leader.
         let unstaked_quic = self.sync.staked() == Some(false) && self.cfg.via_rpc.is_none();
         self.dispatcher
-            .control(unconfirmed, achieved, unstaked_quic, now);
+            .control(unconfirmed, achieved, unstaked_quic, &self.store, now);
     }
 }

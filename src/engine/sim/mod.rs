@@ -46,6 +46,7 @@ use crate::{config::Commitment, source::LoadedTx};
 mod chain;
 mod client;
 mod conn;
+mod engine_run;
 #[cfg(test)]
 mod handshake_tests;
 pub mod leader;
@@ -61,8 +62,10 @@ pub const SLOT: Duration = Duration::from_millis(400);
 const SEND_LATENCY: Duration = Duration::from_millis(2);
 /// Blocks between the tip and the finalized bank (a root trails by about 32 slots).
 pub const FINALITY_LAG: u64 = 32;
-/// How far ahead a leader holds a transaction for its own slots: two 4-slot turns.
-pub const HOLD_SLOTS: u64 = 8;
+/// How far ahead a leader holds a transaction for its own slots: Agave 4.0's banking stage
+/// holds what it reads while its next slot is fewer than 20 slots away
+/// (`HOLD_TRANSACTIONS_SLOT_OFFSET`) and drops it otherwise, forwarding nothing.
+pub const HOLD_SLOTS: u64 = 20;
 
 /// Scripted fate of one transaction.
 #[derive(Clone, Debug, Default)]

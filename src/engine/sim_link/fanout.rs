@@ -3,13 +3,13 @@
 //! the sends made near the end of the current one's turn (`engine::leaders::fanout`) —
 //! against the same runs with the fan-out fixed.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use solana_hash::Hash;
 use solana_pubkey::Pubkey;
 
 use super::SimLink;
-use crate::engine::{self, EngineConfig, sim::SimCluster, snapshot::RateTarget};
+use crate::engine::{EngineConfig, sim::SimCluster, snapshot::RateTarget};
 
 const N: usize = 2_000;
 
@@ -47,14 +47,7 @@ async fn run(link: SimLink, k: usize, by_link: bool) -> Run {
     cfg.fanout = k;
     cfg.fanout_by_link = by_link;
     let hash = Hash::new_from_array(Pubkey::new_unique().to_bytes());
-    let h = engine::spawn(
-        cfg,
-        cluster.transactions(N, hash),
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
-    let s = h.task.await.expect("engine").snapshot;
+    let s = cluster.run_engine(cfg, cluster.transactions(N, hash)).await;
     let r = Run {
         sends: s.counts.sends,
         streams: s.counts.streams.sent,

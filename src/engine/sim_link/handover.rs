@@ -3,13 +3,13 @@
 //! to the next one too (`dispatch::handover`). `--fanout 0` with the fan-out fixed, so that
 //! only the hand-over sends to the next leader.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use solana_hash::Hash;
 use solana_pubkey::Pubkey;
 
 use super::SimLink;
-use crate::engine::{self, EngineConfig, sim::SimCluster, snapshot::RateTarget};
+use crate::engine::{EngineConfig, sim::SimCluster, snapshot::RateTarget};
 
 const N: usize = 2_000;
 
@@ -26,14 +26,7 @@ async fn run(link: SimLink) -> (u64, Duration) {
     cfg.fanout = 0;
     cfg.fanout_by_link = false;
     let hash = Hash::new_from_array(Pubkey::new_unique().to_bytes());
-    let h = engine::spawn(
-        cfg,
-        cluster.transactions(N, hash),
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
-    let s = h.task.await.expect("engine").snapshot;
+    let s = cluster.run_engine(cfg, cluster.transactions(N, hash)).await;
     let p99 = s.latency.p99.unwrap_or_default();
     eprintln!(
         "{link:?}: {} sends, {:?}, p50 {:?} p99 {p99:?}, {:?}",

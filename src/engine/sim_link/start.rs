@@ -13,7 +13,7 @@ use solana_pubkey::Pubkey;
 
 use super::SimLink;
 use crate::engine::{
-    self, EngineConfig,
+    EngineConfig,
     sim::SimCluster,
     snapshot::{RateTarget, Snapshot},
 };
@@ -25,14 +25,7 @@ async fn paced_run(cluster: &SimCluster, txs: Vec<crate::source::LoadedTx>) -> A
     let n = txs.len() as u64;
     let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
     cfg.rate = RateTarget::Fixed(100.0);
-    let h = engine::spawn(
-        cfg,
-        txs,
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
-    let s = h.task.await.expect("engine").snapshot;
+    let s = cluster.run_engine(cfg, txs).await;
     assert_eq!(s.counts.confirmed, n);
     s
 }

@@ -9,7 +9,7 @@ use solana_pubkey::Pubkey;
 
 use super::*;
 use crate::engine::{
-    self, EngineConfig,
+    EngineConfig,
     sim::SimCluster,
     snapshot::{ConnState, RateTarget, Snapshot},
 };
@@ -47,13 +47,7 @@ async fn run(link: Option<SimLink>, hang_at: Option<Duration>) -> Run {
     let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
     cfg.rate = RateTarget::Fixed(RATE);
     let hash = Hash::new_from_array(Pubkey::new_unique().to_bytes());
-    let h = engine::spawn(
-        cfg,
-        cluster.transactions(N, hash),
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
+    let h = cluster.start_engine(cfg, cluster.transactions(N, hash));
     let start = tokio::time::Instant::now();
     let (mut backed_off, mut most_owed, mut hung_since, mut given_up_after) =
         (false, 0, None, None);

@@ -3,14 +3,14 @@
 //! answers). The verdicts name the far, the lossy and the dark one — and call the near clean
 //! one `ok`, in every snapshot that judges it.
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use solana_hash::Hash;
 use solana_pubkey::Pubkey;
 
 use super::SimLink;
 use crate::engine::{
-    self, EngineConfig,
+    EngineConfig,
     sim::SimCluster,
     snapshot::{RateTarget, Verdict},
 };
@@ -38,13 +38,7 @@ async fn the_verdicts_name_the_far_the_lossy_and_the_dark_leader_and_no_other() 
     let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
     cfg.rate = RateTarget::Fixed(100.0);
     let hash = Hash::new_from_array(Pubkey::new_unique().to_bytes());
-    let h = engine::spawn(
-        cfg,
-        cluster.transactions(N, hash),
-        Arc::new(cluster.clone()),
-        Arc::new(cluster.clone()),
-        None,
-    );
+    let h = cluster.start_engine(cfg, cluster.transactions(N, hash));
     // Every verdict any snapshot gave each leader.
     let mut seen: Vec<Vec<Verdict>> = vec![Vec::new(); ls.len()];
     while !h.task.is_finished() {

@@ -1,0 +1,197 @@
+//! Sends ahead of a leader's turn, under `--rate max` while the leaders give us an unstaked
+//! budget. The pace's sends go to the current and the next leader, and each of those reads 200
+//! of our streams a second, so they land at most that many, however long the queue. A leader
+//! whose turn begins within [`AHEAD_SLOTS`](crate::engine::leaders) past them
+//! ([`LeaderBook::ahead`]) reads 200 a second too, and holds what it reads for its turn: it
+//! takes sends of its own, one stream each, at most [`PER_WINDOW`] in any 100 ms (the budget
+//! at the closed loop's plateau, counting the pace's streams to it too), from the far end of
+//! the queue — the transactions the pace would reach only after that turn begins. Those land
+//! in its first slot instead of seconds later, and the pace's share of the queue shrinks by
+//! as many: on three leaders a queue drains at up to twice one leader's budget.
+//!
+//! A transaction sent ahead comes due for a resend one resend interval after its leader's
+//! turn ends, not after the send; until then it is not part of the closed loop's backlog
+//! (see [`Ahead::waiting`]), which would otherwise read a queue held for a later turn as
+//! landings falling behind and cut the pace.
+
+use std::{
+    cmp::Reverse,
+    collections::{HashMap, VecDeque},
+    net::SocketAddr,
+    time::Duration,
+};
+
+use futures::future::BoxFuture;
+use tokio::time::Instant;
+
+use super::{Dispatcher, Hold, Sent};
+use crate::engine::{
+    leaders::LeaderBook,
+    maxrate::{PLATEAU, UNSTAKED_BUDGET},
+    store::TxStore,
+    update::Update,
+};
+
+/// The span a 4.0 leader counts an unstaked address's streams over.
+const WINDOW: Duration = Duration::from_millis(100);
+/// Streams one leader takes from us in any [`WINDOW`], at most, while sends go ahead to it: an
+/// unstaked budget's share of a window at the closed loop's plateau, rounded down (19).
+pub(super) const PER_WINDOW: usize = (UNSTAKED_BUDGET * PLATEAU / 10.0) as usize;
+/// Besides the pace's reach until a leader's first slot, this much more of the queue's head
+/// stays the pace's: the pace is not exact, and a transaction is better sent now to the
+/// current leader than held for a later one.
+const RESERVE: Duration = Duration::from_millis(200);
+/// A transaction sent ahead counts as waiting for its leader's turn until this long after the
+/// turn ends, its confirmation's time.
+const CONFIRM_GRACE: Duration = Duration::from_secs(1);
+
+/// What the sends ahead keep track of.
+#[derive(Default)]
+pub(super) struct Ahead {
+    /// When our recent streams to each address went out, within the last [`WINDOW`].
+    recent: HashMap<SocketAddr, VecDeque<Instant>>,
+    /// (until, id): transactions sent ahead, and when their leader's turn and confirmation
+    /// are over, in the order sent.
+    waiting: VecDeque<(Instant, u32)>,
+    /// Transactions sent ahead so far (for the log).
+    sent: u64,
+}
+
+impl Ahead {
+    /// A stream to `addr` went out at `now` (the pace's or one sent ahead).
+    pub(super) fn note_stream(&mut self, addr: SocketAddr, now: Instant) {
+        let times = self.recent.entry(addr).or_default();
+        prune(times, now);
+        times.push_back(now);
+    }
+
+    /// Streams `addr` may still take within the current [`WINDOW`].
+    fn room(&mut self, addr: SocketAddr, now: Instant) -> usize {
+        let times = self.recent.entry(addr).or_default();
+        prune(times, now);
+        PER_WINDOW.saturating_sub(times.len())
+    }
+
+    /// Transactions sent ahead whose leader's turn (and its confirmation) is not over yet and
+    /// that are not final: held by a leader for later, not a backlog.
+    pub(super) fn waiting(&mut self, now: Instant, store: &TxStore) -> u64 {
+        while self.waiting.front().is_some_and(|(until, _)| *until <= now) {
+            self.waiting.pop_front();
+        }
+        self.waiting
+            .iter()
+            .filter(|(until, id)| {
+                *until > now && store.record(*id).is_some_and(|r| !r.state.is_final())
+            })
+            .count() as u64
+    }
+}
+
+fn prune(times: &mut VecDeque<Instant>, now: Instant) {
+    while times
+        .front()
+        .is_some_and(|t| now.saturating_duration_since(*t) >= WINDOW)
+    {
+        times.pop_front();
+    }
+}
+
+impl Dispatcher {
+    /// Sends ahead to each leader that may take them (see the module doc), added to `streams`.
+    pub(super) fn send_ahead(
+        &mut self,
+        store: &mut TxStore,
+        leaders: &mut LeaderBook,
+        hold: &Hold,
+        streams: &mut Vec<BoxFuture<'static, Update>>,
+    ) -> Vec<Sent> {
+        let mut sent = Vec::new();
+        if self.maxrate.is_none() || !self.unstaked || hold.rpc_down || self.fresh.is_empty() {
+            return sent;
+        }
+        let now = Instant::now();
+        for l in leaders.ahead(now) {
+            let mut room = self.ahead.room(l.addr, now);
+            // The pace reaches this much of the queue's head before the leader's turn begins.
+            let reserve = self.pacer.rate() * (l.starts_in + RESERVE).as_secs_f64();
+            while room > 0 && self.fresh.len() as f64 > reserve {
+                let Some(id) = self.pick_last(store, hold) else {
+                    return sent;
+                };
+                let Some(s) = self.launch(
+                    id,
+                    &[(l.leader, Some(l.addr))],
+                    now,
+                    store,
+                    leaders,
+                    streams,
+                ) else {
+                    continue;
+                };
+                let until = now + l.ends_in;
+                self.resends
+                    .push(Reverse((until + self.resend_interval, id)));
+                self.ahead.waiting.push_back((until + CONFIRM_GRACE, id));
+                self.ahead.sent += 1;
+                if self.ahead.sent == 1 {
+                    log::info!(
+                        "sending ahead: {} (turn in {} ms) takes transactions from the end of \
+                         the queue at its own budget ({PER_WINDOW} streams per 100 ms), \
+                         held for its turn",
+                        l.leader,
+                        l.starts_in.as_millis()
+                    );
+                }
+                sent.push(s);
+                room -= 1;
+            }
+        }
+        sent
+    }
+
+    /// The never-sent transaction at the far end of the queue, dropping those already final;
+    /// `None` when the queue is empty or its last one's blockhash is not taken now (it waits
+    /// for the pace, like the rest).
+    fn pick_last(&mut self, store: &TxStore, hold: &Hold) -> Option<u32> {
+        while let Some(&id) = self.fresh.back() {
+            match store.record(id) {
+                Some(rec) if !rec.state.is_final() => {
+                    if (hold.pointless)(rec) {
+                        return None;
+                    }
+                    self.fresh.pop_back();
+                    return Some(id);
+                }
+                _ => {
+                    self.fresh.pop_back();
+                }
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr() -> SocketAddr {
+        "127.0.0.1:8009".parse().expect("an address")
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_address_takes_a_window_s_share_of_its_budget_in_any_100_ms() {
+        let mut a = Ahead::default();
+        let t = Instant::now();
+        assert_eq!(PER_WINDOW, 19);
+        for i in 0..10u64 {
+            a.note_stream(addr(), t + Duration::from_millis(i * 5));
+        }
+        assert_eq!(a.room(addr(), t + Duration::from_millis(50)), 9);
+        // The first five (0-20 ms) are out of the window at 120 ms; the rest are not.
+        assert_eq!(a.room(addr(), t + Duration::from_millis(120)), 14);
+        assert_eq!(a.room(addr(), t + Duration::from_millis(200)), PER_WINDOW);
+        let other: SocketAddr = "127.0.0.2:8009".parse().expect("an address");
+        assert_eq!(a.room(other, t), PER_WINDOW);
+    }
+}
