@@ -30,6 +30,15 @@ fn catch_up_label(rate: &RateView) -> String {
     }
 }
 
+/// Under `--rate max`, the transactions sent ahead of a later leader's turn on top of the pace.
+fn ahead_label(rate: &RateView) -> String {
+    if rate.sent_ahead > 0 {
+        format!(" (+{} sent ahead)", rate.sent_ahead)
+    } else {
+        String::new()
+    }
+}
+
 /// One progress line, as printed each second.
 pub fn progress_line(s: &Snapshot) -> String {
     let c = &s.counts;
@@ -55,7 +64,7 @@ pub fn progress_line(s: &Snapshot) -> String {
         .map(|p| format!("{} | ", p.label()))
         .unwrap_or_default();
     format!(
-        "[{:>7.1}s] {:<8} {phase}sends {} | pending {} resent {} confirmed {} failed {} expired {} of {} | {}{} achieved {:.1} landing {:.1} | slot {} | {}{}",
+        "[{:>7.1}s] {:<8} {phase}sends {} | pending {} resent {} confirmed {} failed {} expired {} of {} | {}{}{} achieved {:.1} landing {:.1} | slot {} | {}{}",
         s.elapsed.as_secs_f64(),
         s.run.label(),
         c.sends,
@@ -67,6 +76,7 @@ pub fn progress_line(s: &Snapshot) -> String {
         c.total,
         target_label(s.rate.target, s.rate.pacing),
         catch_up_label(&s.rate),
+        ahead_label(&s.rate),
         s.rate.achieved,
         s.rate.landing,
         s.cluster.slot,
@@ -140,4 +150,23 @@ pub fn summary_text(r: &Report) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::fixtures;
+
+    /// Under `--rate max` the line names what went ahead of a later leader's turn on top of the
+    /// pace, once anything has, so an achieved rate above the pace is explained.
+    #[test]
+    fn the_progress_line_says_what_was_sent_ahead_on_top_of_the_pace() {
+        let line = progress_line(&fixtures::max_rate_ahead(300, 194.0, 728));
+        assert!(
+            line.contains("target max (pacing 194 tx/s) (+728 sent ahead) achieved"),
+            "{line}"
+        );
+        let line = progress_line(&fixtures::max_rate(300, 194.0));
+        assert!(!line.contains("sent ahead"), "{line}");
+    }
 }

@@ -65,6 +65,14 @@ impl Blockhashes {
         self.expiry.resend_pointless(hash, tip_height)
     }
 
+    /// Whether `hash` may still be taken at block `height`: past its last valid height (or the
+    /// bound on it) it is not; unknown, it is taken to be.
+    pub(super) fn taken_at(&self, hash: &Hash, height: u64) -> bool {
+        self.expiry
+            .last_valid(hash)
+            .is_none_or(|lv| height <= lv.height)
+    }
+
     /// Since when no bank that can still come takes `hash`.
     pub(super) fn dead_since(&self, hash: &Hash) -> Option<Instant> {
         self.expiry.dead_since(hash)

@@ -134,6 +134,15 @@ impl Confirmer {
                 .resend_pointless(&rec.blockhash, tip_height)
     }
 
+    /// Whether `rec` may still land `blocks` past the tip at `tip_height` (a durable nonce does
+    /// not expire).
+    pub(super) fn lasts_to(&self, rec: &TxRecord, tip_height: u64, blocks: u64) -> bool {
+        rec.durable_nonce
+            || self
+                .blockhashes
+                .taken_at(&rec.blockhash, tip_height.saturating_add(blocks))
+    }
+
     /// Once the deadline is past, every unfinished durable-nonce transaction gets a last lookup
     /// with history before it expires.
     pub(super) fn check_deadline(&mut self, now: Instant, store: &TxStore) {

@@ -165,6 +165,7 @@ pub(super) fn to_snapshot(file: RunReport) -> Result<Snapshot, (usize, String)> 
                 RateTarget::Max => 0.0,
             },
             owed: 0,
+            sent_ahead: 0,
             achieved: 0.0,
             landing: 0.0,
             history: Arc::new(meter.history(elapsed.saturating_add(Duration::from_secs(1)))),

@@ -11,7 +11,8 @@
 //! ```
 //! Target and achieved always appear together: a target alone hides throttling, an achieved
 //! rate alone hides that the user asked for more. Under `--rate max` the target reads "max" and
-//! the pace the closed loop currently holds is shown as `pacing`. After an outage (no leader
+//! the pace the closed loop currently holds is shown as `pacing`, followed by
+//! `+ N sent ahead` once transactions have gone ahead of a later leader's turn on top of it. After an outage (no leader
 //! took sends for a while) a fixed target is followed by `catching up R tx/s (N owed)`: the
 //! faster pace that makes up the sends the outage held back.
 
@@ -64,6 +65,13 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
             target.push(Span::styled("max", theme.bold()));
             target.push(Span::styled("  pacing ", theme.dim()));
             target.push(Span::styled(fmt::rate(r.pacing.round()), theme.bold()));
+            // Sends ahead of a later leader's turn come on top of the pace: say so, or the
+            // sending figure above the pace reads as a fault.
+            if r.sent_ahead > 0 {
+                target.push(Span::styled(" + ", theme.dim()));
+                target.push(Span::styled(fmt::count(r.sent_ahead), theme.bold()));
+                target.push(Span::styled(" sent ahead", theme.dim()));
+            }
         }
     }
     // While paused the measured rate only decays; say what is happening instead.

@@ -1,5 +1,6 @@
 //! The rate panel draws complete seconds only (the meter leaves out the second still filling),
-//! so the first second of a run has no point: what the panel says meanwhile.
+//! so the first second of a run has no point: what the panel says meanwhile; and what it says
+//! beside the target when the sending figure is above it on purpose.
 
 use txpace::ui::{App, fixtures};
 
@@ -31,4 +32,18 @@ fn catching_up_says_how_fast_and_how_much_is_owed() {
     );
     insta::assert_snapshot!(text);
     assert!(!screen(&fixtures::running(300)).contains("catching up"));
+}
+
+/// Under `--rate max`, sends ahead of a later leader's turn come on top of the pace the closed
+/// loop holds, and the line says how many went, so a sending figure above the pace does not
+/// read as a fault; with none sent ahead the line is the pace alone.
+#[test]
+fn max_rate_says_what_was_sent_ahead_on_top_of_the_pace() {
+    let text = screen(&fixtures::max_rate_ahead(300, 194.0, 728));
+    assert!(
+        text.contains("target max  pacing 194 tx/s + 728 sent ahead"),
+        "{text}"
+    );
+    insta::assert_snapshot!(text);
+    assert!(!screen(&fixtures::max_rate(300, 194.0)).contains("sent ahead"));
 }

@@ -53,11 +53,16 @@ pub(super) struct Ahead {
     /// (until, id): transactions sent ahead, and when their leader's turn and confirmation
     /// are over, in the order sent.
     waiting: VecDeque<(Instant, u32)>,
-    /// Transactions sent ahead so far (for the log).
+    /// Transactions sent ahead so far.
     sent: u64,
 }
 
 impl Ahead {
+    /// Transactions sent ahead so far.
+    pub(super) fn sent(&self) -> u64 {
+        self.sent
+    }
+
     /// A stream to `addr` went out at `now` (the pace's or one sent ahead).
     pub(super) fn note_stream(&mut self, addr: SocketAddr, now: Instant) {
         let times = self.recent.entry(addr).or_default();
@@ -115,7 +120,7 @@ impl Dispatcher {
             // The pace reaches this much of the queue's head before the leader's turn begins.
             let reserve = self.pacer.rate() * (l.starts_in + RESERVE).as_secs_f64();
             while room > 0 && self.fresh.len() as f64 > reserve {
-                let Some(id) = self.pick_last(store, hold) else {
+                let Some(id) = self.pick_last(store, hold, l.slots_to_end) else {
                     return sent;
                 };
                 let Some(s) = self.launch(
@@ -150,13 +155,14 @@ impl Dispatcher {
     }
 
     /// The never-sent transaction at the far end of the queue, dropping those already final;
-    /// `None` when the queue is empty or its last one's blockhash is not taken now (it waits
-    /// for the pace, like the rest).
-    fn pick_last(&mut self, store: &TxStore, hold: &Hold) -> Option<u32> {
+    /// `None` when the queue is empty, or its last one's blockhash is not taken now or may
+    /// not be `slots` blocks on, by the end of the leader's turn (it waits for the pace,
+    /// which sends it sooner).
+    fn pick_last(&mut self, store: &TxStore, hold: &Hold, slots: u64) -> Option<u32> {
         while let Some(&id) = self.fresh.back() {
             match store.record(id) {
                 Some(rec) if !rec.state.is_final() => {
-                    if (hold.pointless)(rec) {
+                    if (hold.pointless)(rec) || !(hold.lasts)(rec, slots) {
                         return None;
                     }
                     self.fresh.pop_back();

@@ -100,6 +100,9 @@ pub(super) struct Hold<'a> {
     pub pointless: &'a dyn Fn(&TxRecord) -> bool,
     /// The RPC is out, so nobody knows whether earlier sends landed.
     pub rpc_down: bool,
+    /// The transaction's blockhash is still taken this many blocks past the tip, as far as
+    /// is known: a send held by a leader for a later turn must not outlive it.
+    pub lasts: &'a dyn Fn(&TxRecord, u64) -> bool,
 }
 
 /// One send of a transaction while its streams are in flight.

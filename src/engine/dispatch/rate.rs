@@ -21,6 +21,11 @@ impl Dispatcher {
         self.pacer.pacing()
     }
 
+    /// Transactions sent ahead of a later leader's turn so far (see `ahead`).
+    pub(in crate::engine) fn sent_ahead(&self) -> u64 {
+        self.ahead.sent()
+    }
+
     /// Sends owed to an outage and not made up yet.
     pub(in crate::engine) fn owed_sends(&self) -> u64 {
         self.pacer.owed_sends()

@@ -40,6 +40,9 @@ pub struct AheadLeader {
     pub starts_in: Duration,
     /// Until its last slot ends, at the nominal slot length.
     pub ends_in: Duration,
+    /// Slots from the current one to the end of its turn: a transaction sent to it must
+    /// still be valid that many blocks on (fewer blocks than slots, if any is skipped).
+    pub slots_to_end: u64,
 }
 
 impl LeaderBook {
@@ -81,6 +84,7 @@ impl LeaderBook {
                     addr,
                     starts_in: until(first),
                     ends_in: until(last + 1),
+                    slots_to_end: last + 1 - self.slot,
                 })
             })
             .collect()

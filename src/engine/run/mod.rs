@@ -375,9 +375,11 @@ impl Engine {
         let tip_height = self.sync.tip_height();
         let confirmer = &self.confirmer;
         let pointless = |rec: &TxRecord| confirmer.resend_pointless(rec, tip_height);
+        let lasts = |rec: &TxRecord, blocks| confirmer.lasts_to(rec, tip_height, blocks);
         let hold = Hold {
             pointless: &pointless,
             rpc_down: self.sync.health().is_some(),
+            lasts: &lasts,
         };
         if self.sync.staked() == Some(false) && self.cfg.via_rpc.is_none() {
             self.dispatcher.unstaked_known();

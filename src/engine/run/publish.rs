@@ -74,6 +74,7 @@ impl Engine {
             rate: RateView {
                 target: self.dispatcher.target(),
                 pacing: self.dispatcher.pacing(),
+                sent_ahead: self.dispatcher.sent_ahead(),
                 owed: self.dispatcher.owed_sends(),
                 achieved,
                 landing,

@@ -145,6 +145,7 @@ impl Snapshot {
                 target,
                 pacing: 0.0,
                 owed: 0,
+                sent_ahead: 0,
                 achieved: 0.0,
                 landing: 0.0,
                 history: Arc::default(),

@@ -32,6 +32,9 @@ pub struct RateView {
     /// Sends owed to an outage (time when sends were due and no leader would take them), being
     /// made up at `pacing`; 0 when nothing is owed.
     pub owed: u64,
+    /// Transactions sent ahead of a later leader's turn so far, on top of the pace (under
+    /// `--rate max`, unstaked, on three leaders or more: see `engine::dispatch::ahead`).
+    pub sent_ahead: u64,
     /// Sends per second over the last few seconds.
     pub achieved: f64,
     /// Confirmations per second over the last few seconds.
