@@ -59,7 +59,9 @@ pub struct SendOpts {
     /// Upcoming distinct leaders that also get each send besides the current one. 1 covers the
     /// hand-over between two leaders (a send near the end of a 4-slot turn still reaches the
     /// next leader) at twice the traffic; more multiplies load on every leader's unstaked
-    /// stream budget for little gain (at most 16).
+    /// stream budget for little gain (at most 16). Not under `--rate max` while unstaked: each
+    /// send then goes to the current leader alone (and the next near the turn's end), and the
+    /// later leaders take sends of their own ahead of their turns
     #[arg(long, default_value_t = 1, value_name = "K", allow_negative_numbers = true,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
               .range(0..=MAX_FANOUT as u64))]

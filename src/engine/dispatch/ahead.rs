@@ -1,13 +1,16 @@
 //! Sends ahead of a leader's turn, under `--rate max` while the leaders give us an unstaked
-//! budget. The pace's sends go to the current and the next leader, and each of those reads 200
-//! of our streams a second, so they land at most that many, however long the queue. A leader
-//! whose turn begins within [`AHEAD_SLOTS`](crate::engine::leaders) past them
-//! ([`LeaderBook::ahead`]) reads 200 a second too, and holds what it reads for its turn: it
-//! takes sends of its own, one stream each, at most [`PER_WINDOW`] in any 100 ms (the budget
-//! at the closed loop's plateau, counting the pace's streams to it too), from the far end of
-//! the queue — the transactions the pace would reach only after that turn begins. Those land
-//! in its first slot instead of seconds later, and the pace's share of the queue shrinks by
-//! as many: on three leaders a queue drains at up to twice one leader's budget.
+//! budget. Each leader reads 200 of our streams a second, so sends to the current leader
+//! alone land at most that many, however long the queue; and a copy of each to the next
+//! leader, the default fan-out, spends the next leader's 200 on transactions the current one
+//! lands. So sends are spread (`LeaderBook::set_spread`): the pace's go to the current leader
+//! (and to the next near the end of the turn, where a send may arrive after it), and every
+//! leader past the current targets whose turn begins within
+//! [`AHEAD_SLOTS`](crate::engine::leaders) ([`LeaderBook::ahead`]), the next one included,
+//! takes sends of its own and holds them for its turn: one stream each, at most
+//! [`PER_WINDOW`] in any 100 ms (the budget at the closed loop's plateau, counting the pace's
+//! streams to it too), from the far end of the queue — the transactions the pace would reach
+//! only after that turn begins. Those land in its first slots instead of seconds later, and
+//! the queue drains at up to one budget per leader within reach.
 //!
 //! A transaction sent ahead comes due for a resend one resend interval after its leader's
 //! turn ends, not after the send; until then it is not part of the closed loop's backlog
@@ -111,7 +114,7 @@ impl Dispatcher {
         streams: &mut Vec<BoxFuture<'static, Update>>,
     ) -> Vec<Sent> {
         let mut sent = Vec::new();
-        if self.maxrate.is_none() || !self.unstaked || hold.rpc_down || self.fresh.is_empty() {
+        if !self.spreads() || hold.rpc_down || self.fresh.is_empty() {
             return sent;
         }
         let now = Instant::now();
@@ -152,6 +155,12 @@ impl Dispatcher {
             }
         }
         sent
+    }
+
+    /// Whether sends are spread over the leaders: under `--rate max` while the leaders give us
+    /// an unstaked budget (see `LeaderBook::set_spread`).
+    pub(super) fn spreads(&self) -> bool {
+        self.maxrate.is_some() && self.unstaked
     }
 
     /// The never-sent transaction at the far end of the queue, dropping those already final;

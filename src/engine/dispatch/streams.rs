@@ -33,6 +33,7 @@ impl Dispatcher {
             self.hand_over(leader, Instant::now());
         }
         self.release_missed(leaders, Instant::now());
+        leaders.set_spread(self.spreads());
         let mut sent = Vec::new();
         let mut streams = Vec::new();
         for _ in 0..SENDS_PER_WAKE {

@@ -2,17 +2,18 @@
 //! holds the transactions it reads for its own turn when that begins within 20 slots (Agave
 //! 4.0's banking stage: `BufferedPacketsDecision::Hold` and `ForwardAndHold`, the latter no
 //! longer forwarding; `HOLD_TRANSACTIONS_SLOT_OFFSET` in `solana-clock`). Each leader reads
-//! 200 streams a second from an unstaked address, so a sender that sends only to the current
-//! and the next leader lands at most 200 transactions a second, however long its queue; the
-//! leaders after them read the same 200 each, unused. Under `--rate max` those leaders take
-//! sends of their own (see `engine::dispatch::ahead`).
+//! 200 streams a second from an unstaked address, so a sender whose every send goes to the
+//! current leader and a copy to the next lands at most 200 transactions a second, however
+//! long its queue. Under `--rate max` sends are spread (see `fanout`): the next leader and
+//! those after it take sends of their own (see `engine::dispatch::ahead`).
 //!
 //! ```text
 //!  slot      s         s+4        s+8
-//!            │ current  │ next     │ after      the pace's sends: current and next
-//!            │──────────│──────────│──────────  sent ahead: the one after, at its own
-//!            ▲ now                 ▲ first slot within AHEAD_SLOTS (16) budget, from the
-//!                                                                       queue's far end
+//!            │ current  │ next     │ after      the pace's sends: the current leader (and
+//!            │──────────│──────────│──────────  the next near the turn's end); sent ahead:
+//!            ▲ now      ▲ first slots within AHEAD_SLOTS (16)      each later leader, at its
+//!                                                                  own budget, from the
+//!                                                                  queue's far end
 //! ```
 
 use std::{net::SocketAddr, time::Duration};
@@ -26,10 +27,12 @@ use super::{LeaderBook, WINDOW_EXTRA, targets::NOMINAL_SLOT};
 /// an Agave 4.0 leader holds transactions for (the simulator's `HOLD_SLOTS`), with a turn's
 /// margin for a slot we hear of late. On a slower cluster the slots are longer, not more.
 pub const AHEAD_SLOTS: u64 = 16;
-/// No send goes ahead to a leader this close to the end of the current turn: it is about to
-/// become the next leader, which every send of the pace reaches, and the streams sent ahead
-/// must not share a 100 ms window of the leader's count with those.
-const HANDOVER_QUIET: Duration = Duration::from_millis(150);
+/// The span a 4.0 leader counts an unstaked address's streams over. The next leader takes no
+/// send ahead from this long before the pace's sends of the turn's end begin to reach it too
+/// (`LeaderBook::turn_end_reach`), so that the two never share one of its windows and go over
+/// its budget: with the sends ahead going on until 150 ms before the turn's end, the pace's
+/// copies to the next leader on a 230 ms link met them, and 9 of 2,000 reads were delayed.
+const BUDGET_WINDOW: Duration = Duration::from_millis(100);
 
 /// A leader that may take a send ahead of its turn, and when that turn is.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -49,7 +52,8 @@ impl LeaderBook {
     /// The leaders past the current targets ([`LeaderBook::targets`]) whose turn begins within
     /// [`AHEAD_SLOTS`], nearest first: each one a send may go to now (no backoff, not silent),
     /// with room on the wire (our streams to it did not wait on our side). None with
-    /// `--tpu`, before the slot is known, or near the end of the current turn.
+    /// `--tpu` or before the slot is known; not the next leader once the pace's sends of the
+    /// current turn's end are about to reach it (see [`BUDGET_WINDOW`]).
     pub fn ahead(&self, now: Instant) -> Vec<AheadLeader> {
         let (Some(at), None) = (self.slot_at, self.pinned) else {
             return Vec::new();
@@ -59,12 +63,11 @@ impl LeaderBook {
             let slots = u32::try_from(slot.saturating_sub(self.slot)).unwrap_or(u32::MAX);
             (NOMINAL_SLOT.saturating_mul(slots)).saturating_sub(elapsed)
         };
-        let Some(&(_, _, current_last)) = self.window.first() else {
+        let Some(&(current, _, current_last)) = self.window.first() else {
             return Vec::new();
         };
-        if until(current_last + 1) < HANDOVER_QUIET {
-            return Vec::new();
-        }
+        let handing_over = until(current_last + 1) < self.turn_end_reach(&current) + BUDGET_WINDOW;
+        let next = self.window.get(1).map(|(leader, _, _)| *leader);
         let head = self.targets(now);
         if head.is_empty() {
             return Vec::new();
@@ -73,12 +76,18 @@ impl LeaderBook {
             .into_iter()
             .filter(|(_, first, _)| *first > self.slot && first - self.slot < AHEAD_SLOTS)
             .filter(|(leader, _, _)| head.iter().all(|(l, _)| l != leader))
+            .filter(|(leader, _, _)| !(handing_over && next == Some(*leader)))
             .filter_map(|(leader, first, last)| {
                 let addr = *self.addrs.get(&leader)?;
-                // Not yet known to answer is fine (on a large cluster the leader after next is
-                // seldom one sent to before): a new connection carries a handshake's riders,
-                // and one that does not answer takes no more (see `Liveness`).
-                let ready = self.may_send(addr, now) && !self.own_waited(&addr, now);
+                // Not yet known to answer, it takes one send, which opens the connection (on
+                // a large cluster a leader this far ahead is seldom one sent to before), and no
+                // more until it answers: the streams that waited for a handshake go out
+                // together after it, a rider gap apart, and the sends ahead made meanwhile
+                // would reach the leader in the same 100 ms windows, over its budget.
+                let opening = self.liveness.in_flight(addr) == 0;
+                let ready = self.may_send(addr, now)
+                    && !self.own_waited(&addr, now)
+                    && (opening || self.liveness.answers(addr, now));
                 ready.then(|| AheadLeader {
                     leader,
                     addr,

@@ -2,6 +2,11 @@
 //! link toward the leaders is losing datagrams, and at least the next leader near the end of
 //! the current one's turn.
 //!
+//! - **Spread.** Under `--rate max`, unstaked, `K` is 0 whatever `--fanout` says: a copy of
+//!   every send to the next leader spends its budget (200 of our streams a second) on
+//!   transactions the current one lands, while sends of its own, held for its turn, add to
+//!   what lands (see `ahead`). The next leader still gets the sends of a turn's end.
+//!
 //! - **End of a turn.** A stream sent to the current leader shortly before its turn ends is
 //!   read after it: on a 320 ms link, a stream takes 160 ms to arrive, and one whose datagram
 //!   is lost a probe timeout more. So once what is left of the turn is shorter than that
@@ -28,6 +33,7 @@
 
 use std::{collections::VecDeque, net::SocketAddr, time::Duration};
 
+use solana_pubkey::Pubkey;
 use tokio::time::Instant;
 
 use super::{LeaderBook, targets::NOMINAL_SLOT};
@@ -79,11 +85,33 @@ pub(super) struct Raised {
 impl LeaderBook {
     /// Leaders past the current one a send made now goes to (see the module doc).
     pub(super) fn fanout_now(&self, now: Instant) -> usize {
-        let k = self.fanout + usize::from(self.raised.is_some());
-        if self.fanout_by_link && k == 0 && self.turn_ending(now) {
+        let k = self.base_fanout() + usize::from(self.raised.is_some());
+        if (self.fanout_by_link || self.spread) && k == 0 && self.turn_ending(now) {
             1
         } else {
             k
+        }
+    }
+
+    /// `K`: `--fanout`, or 0 while sends are spread.
+    pub(super) fn base_fanout(&self) -> usize {
+        if self.spread { 0 } else { self.fanout }
+    }
+
+    /// Spreads sends over the leaders (`--rate max`, unstaked: see the module doc) or stops,
+    /// said in the log when it changes.
+    pub fn set_spread(&mut self, on: bool) {
+        if on != self.spread && self.pinned.is_none() {
+            self.spread = on;
+            log::info!(
+                "{}",
+                if on {
+                    "spreading sends: the next leader gets the current one's sends only near \
+                     its turn's end, and sends of its own ahead of its turn"
+                } else {
+                    "no longer spreading sends: the fan-out is --fanout's again"
+                }
+            );
         }
     }
 
@@ -95,12 +123,18 @@ impl LeaderBook {
         };
         let slots_left = u32::try_from(last + 1 - self.slot.min(*last)).unwrap_or(u32::MAX);
         let left = (NOMINAL_SLOT * slots_left).saturating_sub(now.saturating_duration_since(at));
+        left < self.turn_end_reach(leader)
+    }
+
+    /// How long before the end of `leader`'s turn a stream sent to it may be read after it
+    /// (see [`LeaderBook::turn_ending`]): half its round trip and one PTO.
+    pub(super) fn turn_end_reach(&self, leader: &Pubkey) -> Duration {
         let timing = self
             .addrs
             .get(leader)
             .map(|a| self.timing(*a))
             .unwrap_or_default();
-        left < timing.srtt / 2 + timing.pto()
+        timing.srtt / 2 + timing.pto()
     }
 
     /// Reconsiders the loss rule from the figures just read (`refresh_paths`), and says a
@@ -133,7 +167,7 @@ impl LeaderBook {
             log::info!(
                 "fan-out back to {}: our streams to {a} wait on our side for the wire (the \
                  link carries no more), though {} lost {:.1}%",
-                self.fanout,
+                self.base_fanout(),
                 r.addr,
                 share((r.sent, r.lost)) * 100.0
             );
@@ -146,7 +180,7 @@ impl LeaderBook {
                     "fan-out raised to {}: {} loses {:.1}% of our datagrams ({} of {} in the \
                      last {} s); each send goes to one more upcoming leader until it is under \
                      {:.1}%",
-                    self.fanout + 1,
+                    self.base_fanout() + 1,
                     w.addr,
                     worst_share * 100.0,
                     w.lost,
@@ -160,7 +194,7 @@ impl LeaderBook {
                 log::info!(
                     "fan-out back to {}: the loss toward the leaders is under {:.1}% (it was \
                      {} at {:.1}%)",
-                    self.fanout,
+                    self.base_fanout(),
                     LOSSY_SHARE * 50.0,
                     r.addr,
                     share((r.sent, r.lost)) * 100.0

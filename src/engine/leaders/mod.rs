@@ -80,6 +80,9 @@ pub struct LeaderBook {
     fanout: usize,
     /// Whether the fan-out follows the link (see `fanout`); off, it is `K` at all times.
     fanout_by_link: bool,
+    /// Sends spread over the leaders (see `fanout` and `ahead`): the next leader gets no copy
+    /// of the pace's sends but near the current turn's end, and takes sends of its own.
+    spread: bool,
     /// The loss that raised the fan-out by one, while it does (see `fanout`).
     raised: Option<fanout::Raised>,
     /// When the current slot began, as far as we know: when it was first heard of.
@@ -115,6 +118,7 @@ impl LeaderBook {
             nodes_asked: false,
             fanout,
             fanout_by_link: false,
+            spread: false,
             raised: None,
             slot_at: None,
             current_seen: None,
