@@ -29,15 +29,13 @@ use tokio::time::Instant;
 
 use super::{Dispatcher, Hold, Sent};
 use crate::engine::{
-    leaders::LeaderBook,
+    leaders::{BUDGET_WINDOW, LeaderBook},
     maxrate::{PLATEAU, UNSTAKED_BUDGET},
     store::TxStore,
     update::Update,
 };
 
-/// The span a 4.0 leader counts an unstaked address's streams over.
-const WINDOW: Duration = Duration::from_millis(100);
-/// Streams one leader takes from us in any [`WINDOW`], at most, while sends go ahead to it: an
+/// Streams one leader takes from us in any [`BUDGET_WINDOW`], at most, while sends go ahead to it: an
 /// unstaked budget's share of a window at the closed loop's plateau, rounded down (19).
 pub(super) const PER_WINDOW: usize = (UNSTAKED_BUDGET * PLATEAU / 10.0) as usize;
 /// Besides the pace's reach until a leader's first slot, this much more of the queue's head
@@ -51,7 +49,7 @@ const CONFIRM_GRACE: Duration = Duration::from_secs(1);
 /// What the sends ahead keep track of.
 #[derive(Default)]
 pub(super) struct Ahead {
-    /// When our recent streams to each address went out, within the last [`WINDOW`].
+    /// When our recent streams to each address went out, within the last [`BUDGET_WINDOW`].
     recent: HashMap<SocketAddr, VecDeque<Instant>>,
     /// (until, id): transactions sent ahead, and when their leader's turn and confirmation
     /// are over, in the order sent.
@@ -73,7 +71,7 @@ impl Ahead {
         times.push_back(now);
     }
 
-    /// Streams `addr` may still take within the current [`WINDOW`].
+    /// Streams `addr` may still take within the current [`BUDGET_WINDOW`].
     fn room(&mut self, addr: SocketAddr, now: Instant) -> usize {
         let times = self.recent.entry(addr).or_default();
         prune(times, now);
@@ -98,7 +96,7 @@ impl Ahead {
 fn prune(times: &mut VecDeque<Instant>, now: Instant) {
     while times
         .front()
-        .is_some_and(|t| now.saturating_duration_since(*t) >= WINDOW)
+        .is_some_and(|t| now.saturating_duration_since(*t) >= BUDGET_WINDOW)
     {
         times.pop_front();
     }
@@ -120,6 +118,9 @@ impl Dispatcher {
         let now = Instant::now();
         for l in leaders.ahead(now) {
             let mut room = self.ahead.room(l.addr, now);
+            if !l.answers {
+                room = room.min(1);
+            }
             // The pace reaches this much of the queue's head before the leader's turn begins.
             let reserve = self.pacer.rate() * (l.starts_in + RESERVE).as_secs_f64();
             while room > 0 && self.fresh.len() as f64 > reserve {

@@ -106,8 +106,8 @@ impl LeaderBook {
             log::info!(
                 "{}",
                 if on {
-                    "spreading sends: the next leader gets the current one's sends only near \
-                     its turn's end, and sends of its own ahead of its turn"
+                    "spreading sends: the next leader gets the pace's sends only near the end \
+                     of the current leader's turn, and sends of its own ahead of its own turn"
                 } else {
                     "no longer spreading sends: the fan-out is --fanout's again"
                 }

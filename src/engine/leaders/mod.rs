@@ -34,7 +34,11 @@ use std::{
 
 use solana_pubkey::Pubkey;
 
-pub use self::{ahead::AheadLeader, backoff::JUDGE_WINDOW, schedule::SLOTS_PER_LEADER};
+pub use self::{
+    ahead::{AheadLeader, BUDGET_WINDOW},
+    backoff::JUDGE_WINDOW,
+    schedule::SLOTS_PER_LEADER,
+};
 use self::{backoff::Backoff, figures::Stats, link::AddrLink, schedule::SCHEDULE_FETCH};
 use super::{liveness::Liveness, verdict::Verdict};
 

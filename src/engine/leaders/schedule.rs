@@ -34,7 +34,7 @@ impl LeaderBook {
             self.slot_at = Some(tokio::time::Instant::now());
             let keep_from = slot.saturating_sub(SCHEDULE_KEEP_BEHIND);
             self.schedule = self.schedule.split_off(&keep_from);
-            self.window = self.walk(self.fanout + WINDOW_EXTRA);
+            self.window = self.walk(self.window_len());
             log::trace!(
                 "slot {slot}: {:?}",
                 self.window.iter().take(3).collect::<Vec<_>>()
@@ -69,7 +69,7 @@ impl LeaderBook {
         for (i, leader) in leaders.iter().enumerate() {
             self.schedule.insert(start + i as u64, *leader);
         }
-        self.window = self.walk(self.fanout + WINDOW_EXTRA);
+        self.window = self.walk(self.window_len());
     }
 
     /// The new current leader, when another's turn has begun since the last call (the first
@@ -108,6 +108,13 @@ impl LeaderBook {
 
     pub fn leader_at(&self, slot: u64) -> Option<Pubkey> {
         self.schedule.get(&slot).copied()
+    }
+
+    /// Distinct leaders the window lists, the current one included: the fan-out and
+    /// [`WINDOW_EXTRA`] more, and at least every one whose turn may begin within
+    /// [`AHEAD_SLOTS`](super::ahead::AHEAD_SLOTS) (a send may go ahead to it).
+    fn window_len(&self) -> usize {
+        (self.fanout + WINDOW_EXTRA).max(super::ahead::AHEAD_TURNS + 1)
     }
 
     /// The current leader and the next distinct ones, with their slot ranges, up to `count`
