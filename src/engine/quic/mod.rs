@@ -52,6 +52,7 @@ use stream::send_on;
 mod connect;
 mod figures;
 mod pool;
+mod runs;
 mod stream;
 
 /// ALPN of the Solana TPU's QUIC server.

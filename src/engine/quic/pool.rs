@@ -11,7 +11,9 @@
 //! - a connection is added only once every other has answered a stream: a leader that closes
 //!   the newest as one too many (below) says so before the next one is opened;
 //! - a stream goes on the live connection with the fewest of our streams (waiting or
-//!   unanswered);
+//!   unanswered) — on a link that loses datagrams, for a run of five consecutive streams, so
+//!   that a burst of losses holds back one connection's streams, not every connection's (see
+//!   `runs`);
 //! - when it must wait there for room in the congestion window, or for stream credit while
 //!   the connection is losing datagrams, another connection is opened in the background (one
 //!   handshake at a time), and streams waiting for credit move to it: the loss decides how
@@ -45,7 +47,11 @@ use std::{
 use quinn::{Connection, ConnectionError, VarInt};
 use tokio::{sync::Notify, time::Instant};
 
-use super::{figures::PathBook, lock};
+use super::{
+    figures::PathBook,
+    lock,
+    runs::{Candidate, Runs},
+};
 use crate::engine::{
     handshakes::{HandshakeLimit, Reading, TimedOut},
     link::{LinkTiming, RttEstimator},
@@ -216,6 +222,8 @@ pub(super) struct Pool {
     grew: Notify,
     /// What the connections measured, for the operator (see `figures`).
     pub(super) book: Mutex<PathBook>,
+    /// Which connection takes the next stream (see `runs`).
+    runs: Mutex<Runs>,
 }
 
 impl Default for Pool {
@@ -228,6 +236,7 @@ impl Default for Pool {
             rtt: Mutex::default(),
             grew: Notify::new(),
             book: Mutex::default(),
+            runs: Mutex::default(),
         }
     }
 }
@@ -235,18 +244,22 @@ impl Default for Pool {
 impl Pool {
     /// The live connection with the fewest of our streams among those the leader has admitted
     /// (a new one takes streams once it has credit to carry them: see [`Pooled::admitted`]),
-    /// else among all. Closed ones are dropped first; one the leader closed with code 4 lowers
-    /// the cap to those left.
+    /// else among all — on a lossy link, for a run of consecutive streams (see `runs`). Closed
+    /// ones are dropped first; one the leader closed with code 4 lowers the cap to those left.
     pub(super) fn pick(&self) -> Option<Arc<Pooled>> {
         let mut conns = lock(&self.conns);
         self.prune(&mut conns);
-        let load = |p: &&Arc<Pooled>| p.streams.load(Ordering::SeqCst);
-        conns
+        let lossy = self.lossy_locked(&conns);
+        let candidates: Vec<Candidate> = conns
             .iter()
-            .filter(|p| p.admitted())
-            .min_by_key(load)
-            .or_else(|| conns.iter().min_by_key(load))
-            .cloned()
+            .map(|p| Candidate {
+                id: p.conn.stable_id(),
+                streams: p.streams.load(Ordering::SeqCst),
+                admitted: p.admitted(),
+            })
+            .collect();
+        let i = lock(&self.runs).pick(&candidates, lossy)?;
+        conns.get(i).cloned()
     }
 
     /// Wakes the streams waiting for credit: a connection was admitted, and may take them.
@@ -287,6 +300,10 @@ impl Pool {
     pub(super) fn lossy(&self) -> bool {
         let mut conns = lock(&self.conns);
         self.prune(&mut conns);
+        self.lossy_locked(&conns)
+    }
+
+    fn lossy_locked(&self, conns: &[Arc<Pooled>]) -> bool {
         let live = conns.iter().any(|p| p.conn.stats().path.lost_packets > 0);
         live || lock(&self.book).lost_before()
     }

@@ -1,6 +1,7 @@
 //! A lossy, far UDP relay for the transport's tests: every datagram each way is delayed by
 //! half a round trip, and lost with a given probability (drawn from a seeded generator, so a
-//! run loses the same datagrams). `tc netem` is not available on the project's machines; this
+//! run loses the same datagrams), independently or in bursts (Gilbert–Elliott, as
+//! `txpace-localnet`'s relay loses them in its `hostile` profile). `tc netem` is not available on the project's machines; this
 //! puts a real QUIC connection through the link the simulator models (`sim_link`).
 
 use std::{
@@ -13,7 +14,7 @@ use tokio::net::UdpSocket;
 
 /// Starts a relay to `server`; returns the address clients send to.
 pub(super) async fn start(server: SocketAddr, rtt: Duration, loss: f64) -> SocketAddr {
-    start_losing_first(server, rtt, loss, 0).await
+    start_with(server, rtt, Loss::independent(loss), 0).await
 }
 
 /// [`start`], also losing the first `first` datagrams clients send (a handshake's Initial).
@@ -21,6 +22,46 @@ pub(super) async fn start_losing_first(
     server: SocketAddr,
     rtt: Duration,
     loss: f64,
+    first: usize,
+) -> SocketAddr {
+    start_with(server, rtt, Loss::independent(loss), first).await
+}
+
+/// How a direction loses datagrams: each with the same chance, or in bursts — a two-state
+/// (Gilbert–Elliott) chain that loses every datagram in its bad state and none in its good one.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Loss {
+    Independent(f64),
+    Bursty {
+        /// Chance to enter the bad state after a datagram in the good one.
+        enter: f64,
+        /// Chance to leave it after a datagram in the bad one: 1 / the mean burst length.
+        leave: f64,
+    },
+}
+
+impl Loss {
+    pub(super) fn independent(loss: f64) -> Self {
+        Self::Independent(loss)
+    }
+
+    /// Losing `loss` of the datagrams in bursts of `burst` on average.
+    pub(super) fn bursty(loss: f64, burst: f64) -> Self {
+        let leave = 1.0 / burst.max(1.0);
+        let loss = loss.clamp(0.0, 0.99);
+        Self::Bursty {
+            enter: loss * leave / (1.0 - loss),
+            leave,
+        }
+    }
+}
+
+/// Starts a relay to `server` losing datagrams each way as `loss` says, and the first `first`
+/// datagrams clients send; returns the address clients send to.
+pub(super) async fn start_with(
+    server: SocketAddr,
+    rtt: Duration,
+    loss: Loss,
     first: usize,
 ) -> SocketAddr {
     let front = Arc::new(
@@ -36,6 +77,10 @@ pub(super) async fn start_losing_first(
     let addr = front.local_addr().expect("relay address");
     let client: Arc<Mutex<Option<SocketAddr>>> = Arc::default();
     let rng = Arc::new(Mutex::new(0x5eed_u64));
+    let (up, down) = (
+        Arc::new(Mutex::new(Chain::new(loss))),
+        Arc::new(Mutex::new(Chain::new(loss))),
+    );
     let one_way = rtt / 2;
     // Client → server.
     tokio::spawn({
@@ -46,7 +91,7 @@ pub(super) async fn start_losing_first(
             while let Ok((n, from)) = front.recv_from(&mut buf).await {
                 *client.lock().expect("relay lock") = Some(from);
                 seen += 1;
-                if seen <= first || lost(&rng, loss) {
+                if seen <= first || lost(&rng, &up) {
                     continue;
                 }
                 let (back, datagram) = (back.clone(), buf[..n].to_vec());
@@ -64,7 +109,7 @@ pub(super) async fn start_losing_first(
             let Some(to) = *client.lock().expect("relay lock") else {
                 continue;
             };
-            if lost(&rng, loss) {
+            if lost(&rng, &down) {
                 continue;
             }
             let (front, datagram) = (front.clone(), buf[..n].to_vec());
@@ -77,13 +122,37 @@ pub(super) async fn start_losing_first(
     addr
 }
 
-/// Whether the next datagram is lost (splitmix64 draw).
-fn lost(rng: &Mutex<u64>, loss: f64) -> bool {
+/// One direction's loss chain and whether it is in its bad state.
+struct Chain {
+    loss: Loss,
+    bad: bool,
+}
+
+impl Chain {
+    fn new(loss: Loss) -> Self {
+        Self { loss, bad: false }
+    }
+}
+
+/// Whether the next datagram of a direction is lost: its chain steps once.
+fn lost(rng: &Mutex<u64>, chain: &Mutex<Chain>) -> bool {
+    let mut chain = chain.lock().expect("relay lock");
+    let draw = uniform(rng);
+    chain.bad = match chain.loss {
+        Loss::Independent(loss) => draw < loss,
+        Loss::Bursty { leave, .. } if chain.bad => draw >= leave,
+        Loss::Bursty { enter, .. } => draw < enter,
+    };
+    chain.bad
+}
+
+/// A uniform draw in [0, 1) (splitmix64).
+fn uniform(rng: &Mutex<u64>) -> f64 {
     let mut state = rng.lock().expect("relay lock");
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^= z >> 31;
-    ((z >> 11) as f64 / (1u64 << 53) as f64) < loss
+    (z >> 11) as f64 / (1u64 << 53) as f64
 }
