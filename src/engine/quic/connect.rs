@@ -12,7 +12,7 @@ use crate::engine::{
     net::{LinkState, SendError},
 };
 
-/// A connection to `addr` for one more stream: the pool's least loaded, else a new one (a
+/// A connection to `addr` for one more stream: the pool's pick (see `Pool::pick`), else a new one (a
 /// handshake concurrent sends share: one that failed fails them all, see
 /// `engine::handshakes::Failed`).
 pub(super) async fn connection(

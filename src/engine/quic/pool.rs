@@ -50,7 +50,7 @@ use tokio::{sync::Notify, time::Instant};
 use super::{
     figures::PathBook,
     lock,
-    runs::{Candidate, Runs},
+    runs::{self, Candidate, Runs},
 };
 use crate::engine::{
     handshakes::{HandshakeLimit, Reading, TimedOut},
@@ -81,6 +81,8 @@ const STREAM_OVERHEAD: u64 = 48;
 /// One connection of the pool and our bytes on it.
 pub(super) struct Pooled {
     pub(super) conn: Connection,
+    /// Its id among every connection this process opened (see `runs`).
+    id: u64,
     /// Our streams on it, from the moment one is given it until it ends: what picking the
     /// least loaded connection compares.
     streams: AtomicUsize,
@@ -250,15 +252,17 @@ impl Pool {
         let mut conns = lock(&self.conns);
         self.prune(&mut conns);
         let lossy = self.lossy_locked(&conns);
-        let candidates: Vec<Candidate> = conns
-            .iter()
-            .map(|p| Candidate {
-                id: p.conn.stable_id(),
-                streams: p.streams.load(Ordering::SeqCst),
-                admitted: p.admitted(),
-            })
-            .collect();
-        let i = lock(&self.runs).pick(&candidates, lossy)?;
+        let i = lock(&self.runs).pick(&candidates(&conns), lossy)?;
+        conns.get(i).cloned()
+    }
+
+    /// The live connection with the fewest of our streams among those admitted, else among
+    /// all, leaving the run under way as it is: where a stream waiting for credit moves when a
+    /// connection joins (see `runs`).
+    pub(super) fn least_loaded(&self) -> Option<Arc<Pooled>> {
+        let mut conns = lock(&self.conns);
+        self.prune(&mut conns);
+        let i = runs::least_loaded(&candidates(&conns))?;
         conns.get(i).cloned()
     }
 
@@ -328,8 +332,10 @@ impl Pool {
     /// is the link's estimate until streams have answered.
     pub(super) fn add(&self, conn: Connection) -> Arc<Pooled> {
         lock(&self.rtt).floor(conn.rtt());
+        static IDS: AtomicU64 = AtomicU64::new(0);
         let pooled = Arc::new(Pooled {
             conn,
+            id: IDS.fetch_add(1, Ordering::Relaxed),
             streams: AtomicUsize::new(0),
             bytes: AtomicU64::new(0),
             answered: AtomicBool::new(false),
@@ -455,6 +461,18 @@ impl Pool {
         let rtt = lock(&self.rtt);
         rtt.sampled().then(|| rtt.timing())
     }
+}
+
+/// The pool's connections as `runs` sees them.
+fn candidates(conns: &[Arc<Pooled>]) -> Vec<Candidate> {
+    conns
+        .iter()
+        .map(|p| Candidate {
+            id: p.id,
+            streams: p.streams.load(Ordering::SeqCst),
+            admitted: p.admitted(),
+        })
+        .collect()
 }
 
 fn closed_too_many(reason: &ConnectionError) -> bool {

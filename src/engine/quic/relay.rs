@@ -1,8 +1,9 @@
 //! A lossy, far UDP relay for the transport's tests: every datagram each way is delayed by
-//! half a round trip, and lost with a given probability (drawn from a seeded generator, so a
-//! run loses the same datagrams), independently or in bursts (Gilbert–Elliott, as
-//! `txpace-localnet`'s relay loses them in its `hostile` profile). `tc netem` is not available on the project's machines; this
-//! puts a real QUIC connection through the link the simulator models (`sim_link`).
+//! half a round trip, and lost with a given probability (drawn from a seeded generator shared
+//! by both directions), independently or in bursts (Gilbert–Elliott, as `txpace-localnet`'s
+//! relay loses them in its `hostile` profile). `tc netem` is not available on the project's
+//! machines; this puts a real QUIC connection through the link the simulator models
+//! (`sim_link`).
 
 use std::{
     net::{Ipv4Addr, SocketAddr},
@@ -45,7 +46,8 @@ impl Loss {
         Self::Independent(loss)
     }
 
-    /// Losing `loss` of the datagrams in bursts of `burst` on average.
+    /// Losing `loss` of the datagrams in bursts of `burst` on average; `loss` at most
+    /// `burst / (burst + 1)`, past which the chain cannot lose that much.
     pub(super) fn bursty(loss: f64, burst: f64) -> Self {
         let leave = 1.0 / burst.max(1.0);
         let loss = loss.clamp(0.0, 0.99);

@@ -10,7 +10,8 @@
 //! consecutive streams went round the pool, so one burst held back a round trip's worth of
 //! streams on four connections at once, repaired together: one release of 20 or so. Given in
 //! runs, a burst mostly lands in one run (two at a boundary), and the connection holding it
-//! takes its next run only after the others took theirs. What one repair releases is then
+//! usually takes its next run only after the others took theirs — its held streams keep it
+//! the most loaded (nothing else orders the runs). What one repair releases is then
 //! about a run, beside the 10 per window the pace brings at 100 tx/s — as long as a
 //! connection's next run starts after the loss is detected (streams sent then reach the leader
 //! after the repair): the other connections' runs must last about 1.1 round trips, 36 streams
@@ -21,7 +22,11 @@
 //! 1,000 streams at 100 tx/s, 17 runs each way): streams delayed after the pool's first 3 s,
 //! 4–27 (mean 12.6) given least-loaded, 2–12 (mean 6.6) in runs of five; the streams' time to
 //! the server's acknowledgment the same either way (p99 0.98–1.04 s, three runs each). On a
-//! clean link a run buys nothing, and each stream goes to the least loaded connection.
+//! clean link a run buys nothing, and each stream goes to the least loaded connection; a link
+//! is lossy here once quinn counted one datagram of the pool lost, as for the pool's growth.
+//!
+//! A stream that waits for credit and moves to a connection that just joined takes the least
+//! loaded ([`least_loaded`]) without touching the run: the run is the fresh streams'.
 
 /// Consecutive streams one connection takes on a link that loses datagrams.
 pub(super) const RUN_STREAMS: usize = 5;
@@ -29,8 +34,9 @@ pub(super) const RUN_STREAMS: usize = 5;
 /// One connection as the choice sees it.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Candidate {
-    /// The connection's `stable_id`.
-    pub(super) id: usize,
+    /// The connection's id in its pool (`Pooled::id`: never reused, unlike quinn's
+    /// `stable_id`, an address).
+    pub(super) id: u64,
     /// Our streams on it.
     pub(super) streams: usize,
     /// Whether the leader has granted it credit (a new one takes streams once admitted).
@@ -40,7 +46,7 @@ pub(super) struct Candidate {
 /// The run under way: which connection takes it, and how many more streams it takes.
 #[derive(Debug, Default)]
 pub(super) struct Runs {
-    current: Option<(usize, usize)>,
+    current: Option<(u64, usize)>,
 }
 
 impl Runs {
@@ -57,20 +63,26 @@ impl Runs {
             *left -= 1;
             return Some(i);
         }
-        let fewest = |admitted_only: bool| {
-            candidates
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.admitted || !admitted_only)
-                .min_by_key(|(_, c)| c.streams)
-                .map(|(i, _)| i)
-        };
-        let picked = fewest(true).or_else(|| fewest(false));
+        let picked = least_loaded(candidates);
         self.current = picked
             .filter(|_| lossy)
             .map(|i| (candidates[i].id, RUN_STREAMS - 1));
         picked
     }
+}
+
+/// The index in `candidates` of the admitted connection with the fewest of our streams (the
+/// first of equals), else of the one with fewest among all; `None` when there is none.
+pub(super) fn least_loaded(candidates: &[Candidate]) -> Option<usize> {
+    let fewest = |admitted_only: bool| {
+        candidates
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.admitted || !admitted_only)
+            .min_by_key(|(_, c)| c.streams)
+            .map(|(i, _)| i)
+    };
+    fewest(true).or_else(|| fewest(false))
 }
 
 #[cfg(test)]
@@ -82,7 +94,7 @@ mod tests {
             .iter()
             .enumerate()
             .map(|(id, &streams)| Candidate {
-                id,
+                id: id as u64,
                 streams,
                 admitted: true,
             })
@@ -90,7 +102,7 @@ mod tests {
     }
 
     /// Picks `n` streams, each adding one to its connection's load; the connections chosen.
-    fn picks(runs: &mut Runs, conns: &mut [Candidate], lossy: bool, n: usize) -> Vec<usize> {
+    fn picks(runs: &mut Runs, conns: &mut [Candidate], lossy: bool, n: usize) -> Vec<u64> {
         (0..n)
             .map(|_| {
                 let i = runs.pick(conns, lossy).expect("a connection");
@@ -124,6 +136,21 @@ mod tests {
         assert_eq!(picks(&mut runs, &mut conns, true, 2), [1, 1]);
         conns[0].admitted = false;
         assert_eq!(picks(&mut runs, &mut conns, true, 1), [2]);
+    }
+
+    #[test]
+    fn a_stream_moving_to_the_least_loaded_leaves_the_run_as_it_was() {
+        let mut runs = Runs::default();
+        let mut conns = pool(&[0, 3]);
+        assert_eq!(picks(&mut runs, &mut conns, true, 2), [0, 0]);
+        conns.push(Candidate {
+            id: 2,
+            streams: 0,
+            admitted: true,
+        });
+        assert_eq!(least_loaded(&conns), Some(2));
+        let rest = picks(&mut runs, &mut conns, true, RUN_STREAMS - 2);
+        assert_eq!(rest, vec![0; RUN_STREAMS - 2]);
     }
 
     #[test]

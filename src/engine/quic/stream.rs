@@ -1,5 +1,6 @@
 //! One stream's life on a leader's pool: a connection (the least loaded the leader has
-//! admitted, or a new one), room in its congestion window, stream credit, the write, and the
+//! admitted — on a lossy link the run's, see `runs` — or a new one), room in its congestion
+//! window, stream credit, the write, and the
 //! leader's answer — each wait on our side kept out of the leader's time (see `Handoff`).
 
 use std::{
@@ -93,7 +94,7 @@ pub(super) async fn send_on(
         tokio::select! {
             opened = &mut open => break opened,
             () = grew => {
-                if let Some(other) = peer.pool.pick()
+                if let Some(other) = peer.pool.least_loaded()
                     && !Arc::ptr_eq(&other, &pooled)
                 {
                     claim = other.claim();
