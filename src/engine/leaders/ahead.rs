@@ -78,10 +78,10 @@ impl LeaderBook {
             return Vec::new();
         };
         let handing_over = until(current_last + 1) < self.turn_end_reach(&current) + BUDGET_WINDOW;
-        // The pace's sends reach `base_fanout` leaders past the current one, one more while
-        // the loss rule raised it; the leader after those joins at the turn's end: near it,
-        // when the fan-out is 0, or when it becomes the next leader otherwise.
-        let sent_now = self.base_fanout() + usize::from(self.raised.is_some());
+        // The pace's sends reach `paced_fanout` leaders past the current one; the leader
+        // after those joins at the turn's end: near it, when the fan-out is 0, or when it
+        // becomes the next leader otherwise.
+        let sent_now = self.paced_fanout();
         let joining = self.window.get(sent_now + 1).map(|(leader, _, _)| *leader);
         let head = self.targets(now);
         if head.is_empty() {

@@ -85,7 +85,7 @@ pub(super) struct Raised {
 impl LeaderBook {
     /// Leaders past the current one a send made now goes to (see the module doc).
     pub(super) fn fanout_now(&self, now: Instant) -> usize {
-        let k = self.base_fanout() + usize::from(self.raised.is_some());
+        let k = self.paced_fanout();
         if (self.fanout_by_link || self.spread) && k == 0 && self.turn_ending(now) {
             1
         } else {
@@ -96,6 +96,12 @@ impl LeaderBook {
     /// `K`: `--fanout`, or 0 while sends are spread.
     pub(super) fn base_fanout(&self) -> usize {
         if self.spread { 0 } else { self.fanout }
+    }
+
+    /// Leaders past the current one every send of the pace reaches, whatever the time in the
+    /// turn: `K`, and one more while the loss rule raised it.
+    pub(super) fn paced_fanout(&self) -> usize {
+        self.base_fanout() + usize::from(self.raised.is_some())
     }
 
     /// Spreads sends over the leaders (`--rate max`, unstaked: see the module doc) or stops,

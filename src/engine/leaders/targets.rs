@@ -92,7 +92,7 @@ impl LeaderBook {
         if let Some(addr) = self.pinned {
             return vec![addr];
         }
-        let sent_now = self.base_fanout() + usize::from(self.raised.is_some());
+        let sent_now = self.paced_fanout();
         self.upcoming(self.fanout + WINDOW_EXTRA)
             .iter()
             .enumerate()

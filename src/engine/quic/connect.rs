@@ -12,8 +12,8 @@ use crate::engine::{
     net::{LinkState, SendError},
 };
 
-/// A connection to `addr` for one more stream: the pool's pick (see `Pool::pick`), else a new one (a
-/// handshake concurrent sends share: one that failed fails them all, see
+/// A connection to `addr` for one more stream: the pool's pick (see `Pool::pick`), else a new
+/// one (a handshake concurrent sends share: one that failed fails them all, see
 /// `engine::handshakes::Failed`).
 pub(super) async fn connection(
     inner: &Inner,

@@ -226,6 +226,10 @@ pub(super) struct Pool {
     pub(super) book: Mutex<PathBook>,
     /// Which connection takes the next stream (see `runs`).
     runs: Mutex<Runs>,
+    /// The link lost a datagram of ours once (see [`Pool::lossy`]): it stays so, since the
+    /// counts it is read from only grow, and once set the connections' statistics need not
+    /// be read again on each stream.
+    lost: AtomicBool,
 }
 
 impl Default for Pool {
@@ -239,6 +243,7 @@ impl Default for Pool {
             grew: Notify::new(),
             book: Mutex::default(),
             runs: Mutex::default(),
+            lost: AtomicBool::new(false),
         }
     }
 }
@@ -308,8 +313,15 @@ impl Pool {
     }
 
     fn lossy_locked(&self, conns: &[Arc<Pooled>]) -> bool {
+        if self.lost.load(Ordering::SeqCst) {
+            return true;
+        }
         let live = conns.iter().any(|p| p.conn.stats().path.lost_packets > 0);
-        live || lock(&self.book).lost_before()
+        let lost = live || lock(&self.book).lost_before();
+        if lost {
+            self.lost.store(true, Ordering::SeqCst);
+        }
+        lost
     }
 
     /// Live connections.

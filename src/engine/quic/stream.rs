@@ -1,7 +1,7 @@
 //! One stream's life on a leader's pool: a connection (the least loaded the leader has
 //! admitted — on a lossy link the run's, see `runs` — or a new one), room in its congestion
-//! window, stream credit, the write, and the
-//! leader's answer — each wait on our side kept out of the leader's time (see `Handoff`).
+//! window, stream credit, the write, and the leader's answer — each wait on our side kept out
+//! of the leader's time (see `Handoff`).
 
 use std::{
     net::SocketAddr,
