@@ -18,9 +18,13 @@ pub fn target_label(target: RateTarget, pacing: f64) -> String {
     }
 }
 
-/// While an outage's held-back sends are made up: how many are owed, at what pace.
+/// While an outage's held-back sends are made up: how many are owed, at what pace (owed
+/// alone before the making up starts).
 fn catch_up_label(rate: &RateView) -> String {
-    if rate.owed > 0 {
+    let above = matches!(rate.target, RateTarget::Fixed(t) if rate.pacing > t);
+    if rate.owed > 0 && !above {
+        format!(" ({} owed)", rate.owed)
+    } else if rate.owed > 0 {
         format!(
             " (catching up {} owed at {:.0} tx/s)",
             rate.owed, rate.pacing

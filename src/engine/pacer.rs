@@ -8,7 +8,8 @@
 //! The one exception is an outage: time during which sends were due but no leader would take
 //! them (frozen, unreachable) is *owed* ([`Pacer::owe`]) and made up afterwards at a faster
 //! pace ([`Pacer::set_catch_up`]) rather than added to the run's length — stepped up, never a
-//! burst. Without that, a 10 s freeze cost a paced run 10 s more than a client that sends
+//! burst, and from a moment the caller names ([`Pacer::owe_after`]): the streams a leader
+//! kept waiting go to it first. Without that, a 10 s freeze cost a paced run 10 s more than a client that sends
 //! blindly into the frozen leader and lets its buffers drain when the leader is back.
 
 use std::time::Duration;
@@ -30,6 +31,8 @@ pub struct Pacer {
     next: Instant,
     /// Outage time not made up yet.
     owed: Duration,
+    /// Owed time is made up from then on, not before.
+    owed_from: Option<Instant>,
     /// How much faster than the pace owed time is made up (1: not at all).
     catch_up: f64,
 }
@@ -40,6 +43,7 @@ impl Pacer {
             interval: interval_of(rate),
             next: now,
             owed: Duration::ZERO,
+            owed_from: None,
             catch_up: 1.0,
         }
     }
@@ -50,8 +54,8 @@ impl Pacer {
     }
 
     /// The pace sends go at now: faster than [`Pacer::rate`] while owed time is made up.
-    pub fn pacing(&self) -> f64 {
-        if self.catching_up() {
+    pub fn pacing(&self, now: Instant) -> f64 {
+        if self.catching_up(now) {
             self.rate() * self.catch_up
         } else {
             self.rate()
@@ -70,6 +74,18 @@ impl Pacer {
     /// Sends were due for `held` while no leader would take them: make that time up later.
     pub fn owe(&mut self, held: Duration) {
         self.owed = (self.owed + held).min(MAX_OWED);
+    }
+
+    /// Owes `held` as [`Pacer::owe`] does, made up from `from` on and not before (nor is
+    /// anything owed earlier).
+    pub fn owe_after(&mut self, held: Duration, from: Instant) {
+        self.owe(held);
+        self.owed_from = Some(self.owed_from.map_or(from, |f| f.max(from)));
+    }
+
+    /// Owes one send at the pace asked for (see [`Pacer::owe_after`]).
+    pub fn owe_send_after(&mut self, from: Instant) {
+        self.owe_after(self.interval, from);
     }
 
     /// Owes no more than `sends` at the pace asked for: what is left to send.
@@ -92,8 +108,8 @@ impl Pacer {
         self.owed = Duration::ZERO;
     }
 
-    fn catching_up(&self) -> bool {
-        self.catch_up > 1.0 && !self.owed.is_zero()
+    fn catching_up(&self, now: Instant) -> bool {
+        self.catch_up > 1.0 && !self.owed.is_zero() && self.owed_from.is_none_or(|f| now >= f)
     }
 
     /// Changes the pace; a faster pace takes effect at once, not after the old interval.
@@ -117,7 +133,7 @@ impl Pacer {
         } else {
             self.next
         };
-        let step = if self.catching_up() {
+        let step = if self.catching_up(now) {
             // Each send a step early repays the rest of an interval of the owed time.
             let step = self.interval.div_f64(self.catch_up);
             self.owed = self.owed.saturating_sub(self.interval - step);
@@ -206,7 +222,7 @@ mod tests {
         p.set_catch_up(2.0);
         p.owe(Duration::from_secs(2));
         assert_eq!(p.owed_sends(), 200);
-        assert_eq!(p.pacing(), 200.0);
+        assert_eq!(p.pacing(start), 200.0);
         // Every send on time: 2 s of owed time at twice the pace takes 2 s and 400 sends,
         // 200 on the pace and the 200 owed, never two in one 5 ms step.
         let mut sent = 0;
@@ -219,12 +235,39 @@ mod tests {
         }
         assert_eq!(sent, 400);
         assert_eq!(at - start, Duration::from_millis(1_995));
-        assert_eq!(p.pacing(), 100.0);
+        assert_eq!(p.pacing(at), 100.0);
         p.consume(p.next_at());
         assert_eq!(
             p.next_at() - at,
             Duration::from_millis(15),
             "one catch-up step, then the pace"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn owed_after_a_moment_is_made_up_from_then_and_not_before() {
+        let start = Instant::now();
+        let mut p = Pacer::new(100.0, start);
+        p.set_catch_up(2.0);
+        let from = start + Duration::from_millis(500);
+        p.owe_after(Duration::from_millis(200), from);
+        p.owe_send_after(start + Duration::from_millis(100));
+        assert_eq!(p.owed_sends(), 21, "the hold's 20 and one send");
+        assert_eq!(p.pacing(start), 100.0, "not before the later moment");
+        // At the pace until then: 50 sends in 500 ms.
+        let mut at = start;
+        while at < from {
+            p.consume(at);
+            at = p.next_at();
+        }
+        assert_eq!(at, from);
+        assert_eq!(p.owed_sends(), 21);
+        assert_eq!(p.pacing(at), 200.0);
+        p.consume(at);
+        assert_eq!(
+            p.next_at() - at,
+            Duration::from_millis(5),
+            "made up from then"
         );
     }
 

@@ -293,7 +293,7 @@ fn encode_families(runs: &[Series<'_>]) -> Vec<Family> {
     );
     family(
         "txpace_rate_owed_sends",
-        "Sends an outage held back (no leader took them while due), being made up above the pace",
+        "Sends an outage held back (no leader took them while due), or copies sent to a new leader took the place of, being made up above the pace",
         Gauge,
         &|r, p| p.push((r.base.clone(), Value::Gauge(r.snap.rate.owed as f64))),
     );

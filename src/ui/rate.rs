@@ -14,7 +14,8 @@
 //! the pace the closed loop currently holds is shown as `pacing`, followed by
 //! `+ N sent ahead` once transactions have gone ahead of a later leader's turn on top of it. After an outage (no leader
 //! took sends for a while) a fixed target is followed by `catching up R tx/s (N owed)`: the
-//! faster pace that makes up the sends the outage held back.
+//! faster pace that makes up the sends the outage held back (`N owed` alone for the half second
+//! before it starts).
 
 use ratatui::{
     Frame,
@@ -55,10 +56,13 @@ pub fn render(frame: &mut Frame, area: Rect, snap: &Snapshot, theme: Theme) {
         RateTarget::Fixed(t) => {
             target.push(Span::styled(fmt::rate(t), theme.bold()));
             // Above the target on purpose: say so, or the sending figure reads as a fault.
-            if r.owed > 0 {
+            if r.owed > 0 && r.pacing > t {
                 target.push(Span::styled("  catching up ", theme.dim()));
                 target.push(Span::styled(fmt::rate(r.pacing.round()), theme.warn()));
                 target.push(Span::styled(format!(" ({} owed)", r.owed), theme.dim()));
+            } else if r.owed > 0 {
+                // Owed, made up once the sends a leader kept waiting have reached it.
+                target.push(Span::styled(format!("  {} owed", r.owed), theme.dim()));
             }
         }
         RateTarget::Max => {

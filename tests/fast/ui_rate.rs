@@ -34,6 +34,15 @@ fn catching_up_says_how_fast_and_how_much_is_owed() {
     assert!(!screen(&fixtures::running(300)).contains("catching up"));
 }
 
+/// Owed sends are made up half a second after the hold that owed them ends: meanwhile the
+/// pacer holds the target, and the line says how many are owed without claiming a catch-up.
+#[test]
+fn owed_before_the_catch_up_starts_is_not_called_catching_up() {
+    let text = screen(&fixtures::catching_up(300, 100.0, 22));
+    assert!(text.contains("target 100 tx/s  22 owed"), "{text}");
+    assert!(!text.contains("catching up"), "{text}");
+}
+
 /// Under `--rate max`, sends ahead of a later leader's turn come on top of the pace the closed
 /// loop holds, and the line says how many went, so a sending figure above the pace does not
 /// read as a fault; with none sent ahead the line is the pace alone.

@@ -72,7 +72,14 @@ impl Dispatcher {
         None
     }
 
-    pub(super) fn pick(&mut self, now: Instant, store: &TxStore, hold: &Hold) -> Option<u32> {
+    /// The transaction to send now, and whether this send is a copy due now for a leader
+    /// change (see `handover` and `missed`) rather than one the pace planned.
+    pub(super) fn pick(
+        &mut self,
+        now: Instant,
+        store: &TxStore,
+        hold: &Hold,
+    ) -> Option<(u32, bool)> {
         // Resends first: they are older and closer to expiry.
         while let Some(Reverse((due, id))) = self.resends.peek().copied() {
             if due > now {
@@ -104,7 +111,7 @@ impl Dispatcher {
                 }
                 continue;
             }
-            return Some(id);
+            return Some((id, handed_over));
         }
         // A never-sent transaction may have finished already (expired, or landed through
         // someone else): drop it. One whose blockhash the node does not take now keeps its
@@ -123,7 +130,7 @@ impl Dispatcher {
                         continue;
                     }
                     self.fresh.remove(i);
-                    return Some(id);
+                    return Some((id, false));
                 }
                 _ => {
                     self.fresh.remove(i);

@@ -17,8 +17,8 @@ impl Dispatcher {
     }
 
     /// The rate the pacer is sending at: above a fixed target while an outage is made up.
-    pub(in crate::engine) fn pacing(&self) -> f64 {
-        self.pacer.pacing()
+    pub(in crate::engine) fn pacing(&self, now: Instant) -> f64 {
+        self.pacer.pacing(now)
     }
 
     /// Transactions sent ahead of a later leader's turn so far (see `ahead`).

@@ -73,7 +73,7 @@ impl Engine {
             },
             rate: RateView {
                 target: self.dispatcher.target(),
-                pacing: self.dispatcher.pacing(),
+                pacing: self.dispatcher.pacing(now),
                 sent_ahead: self.dispatcher.sent_ahead(),
                 owed: self.dispatcher.owed_sends(),
                 achieved,

@@ -24,10 +24,10 @@ struct Run {
     abandons: u32,
     /// Whether any snapshot showed a leader backing off.
     backed_off: bool,
-    /// The most sends any snapshot showed owed (a catch-up after a hold) once the first
-    /// round trips are over: the first answer from a leader nothing is known of takes a
-    /// handshake and a stream's round trip (two on a 320 ms link, more with a repair), and the
-    /// pace held meanwhile is owed, as on a real link.
+    /// The most sends any snapshot showed owed once the first round trips are over (a
+    /// catch-up after a hold, or of the copies sent for leader changes): the first answer
+    /// from a leader nothing is known of takes a handshake and a stream's round trip (two on a
+    /// 320 ms link, more with a repair), and the pace held meanwhile is owed, as on a real link.
     most_owed: u64,
     /// When the hanging leader's connection was first given up, from when it began hanging.
     given_up_after: Option<Duration>,
@@ -109,8 +109,9 @@ fn far_lossy() -> SimLink {
 
 /// On one 320 ms link losing 5% each way, at 100 tx/s (the collapse of issue 27): every
 /// transaction lands, no stream times out, no connection is given up, no leader backs off and
-/// nothing is caught up after; the run stays within 5% of the same run on loopback, with at
-/// most 1.2 sends per landed transaction.
+/// no hold is caught up after the start (the copies sent for leader changes are, and no more);
+/// the run stays within 5% of the same run on loopback, with at most 1.2 sends per landed
+/// transaction.
 #[tokio::test(start_paused = true)]
 async fn a_far_lossy_link_keeps_the_pace_and_blames_no_leader() {
     let clean = run(None, None).await;
@@ -125,7 +126,13 @@ async fn a_far_lossy_link_keeps_the_pace_and_blames_no_leader() {
     assert_eq!(c.streams.connection, 0, "{:?}", c.streams);
     assert_eq!(lossy.abandons, 0, "healthy leaders given up as silent");
     assert!(!lossy.backed_off, "a healthy leader backed off");
-    assert_eq!(lossy.most_owed, 0, "a catch-up after a hold nobody caused");
+    // The copies made for leader changes are owed (`dispatch::streams`); no hold is.
+    let copies = c.sends.saturating_sub(N as u64);
+    assert!(
+        lossy.most_owed <= copies,
+        "a catch-up after a hold nobody caused: {} owed, {copies} copies",
+        lossy.most_owed
+    );
     assert!(
         c.sends as f64 <= 1.2 * N as f64,
         "{} sends for {N} transactions",
