@@ -52,6 +52,7 @@ use stream::send_on;
 mod connect;
 mod figures;
 mod pool;
+mod probe;
 mod runs;
 mod stream;
 
@@ -236,6 +237,8 @@ fn transport_config(
     // Finish a started stream before starting the next: one transaction should not wait
     // behind fragments of many.
     transport.send_fairness(false);
+    // Bounded, so that it can be raised: each raise is a tail-loss probe (see `probe`).
+    transport.receive_window(quinn::VarInt::from_u32(probe::RECEIVE_WINDOW));
     transport
 }
 

@@ -50,6 +50,7 @@ use tokio::{sync::Notify, time::Instant};
 use super::{
     figures::PathBook,
     lock,
+    probe::Probe,
     runs::{self, Candidate, Runs},
 };
 use crate::engine::{
@@ -94,6 +95,8 @@ pub(super) struct Pooled {
     answered: AtomicBool,
     /// Datagrams quinn had counted lost on it when [`Pooled::losing`] last looked.
     lost_seen: AtomicU64,
+    /// Its writes, for the probes after the last one (see `probe`).
+    pub(super) probe: Probe,
     /// When it joined the pool, and whether the leader has granted it stream credit yet (see
     /// [`Pooled::admitted`]).
     joined: Instant,
@@ -352,6 +355,7 @@ impl Pool {
             bytes: AtomicU64::new(0),
             answered: AtomicBool::new(false),
             lost_seen: AtomicU64::new(0),
+            probe: Probe::default(),
             joined: Instant::now(),
             admitted: AtomicBool::new(false),
             room: Notify::new(),

@@ -16,6 +16,7 @@ use super::{
     Inner, Peer, classify,
     connect::{connection, drop_connection, grow},
     lock,
+    probe::PROBE_AFTER,
 };
 use crate::engine::net::{Handoff, SendError};
 
@@ -150,10 +151,23 @@ pub(super) async fn send_on(
     let stopped = stream.stopped();
     tokio::pin!(stopped);
     let mut carried = Some(carried);
+    // On a lossy pool, probes follow it while nothing else is written on the connection.
+    let mark = pooled.probe.wrote();
+    let mut probe = peer.pool.lossy().then_some(0);
     let answer = loop {
+        let probe_at = probe.map(|i: usize| handed + PROBE_AFTER[i]);
         tokio::select! {
             answer = &mut stopped => break answer,
             () = tokio::time::sleep_until(on_network), if carried.is_some() => carried = None,
+            () = tokio::time::sleep_until(probe_at.unwrap_or(on_network)), if probe_at.is_some() => {
+                let i = probe.unwrap_or_default();
+                probe = if pooled.probe.followed(mark) {
+                    None
+                } else {
+                    pooled.probe.send(&conn);
+                    (i + 1 < PROBE_AFTER.len()).then_some(i + 1)
+                };
+            }
         }
     };
     drop(carried);

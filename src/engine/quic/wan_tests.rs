@@ -150,8 +150,11 @@ fn budget_server() -> (SocketAddr, Arc<Mutex<Vec<tokio::time::Instant>>>) {
 async fn a_lossy_link_spreads_streams_so_a_repair_stays_within_the_budget() {
     const SETTLE: Duration = Duration::from_secs(3);
     const STREAMS: u32 = 800;
-    let (connections, delayed) =
-        budget_run(Duration::from_millis(230), Loss::independent(0.02), STREAMS).await;
+    let BudgetRun {
+        connections,
+        delayed,
+        ..
+    } = budget_run(Duration::from_millis(230), Loss::independent(0.02), STREAMS).await;
     eprintln!(
         "{STREAMS} streams at {RATE}/s over 230 ms / 2%: {connections} connection(s), delayed at {delayed:?}"
     );
@@ -163,10 +166,27 @@ async fn a_lossy_link_spreads_streams_so_a_repair_stays_within_the_budget() {
     );
 }
 
+/// What a [`budget_run`] showed.
+struct BudgetRun {
+    /// Connections in the pool at the end.
+    connections: usize,
+    /// When (since the first send) the server delayed a stream for its budget.
+    delayed: Vec<Duration>,
+    /// Each stream's time from its send to the server's acknowledgment, sorted.
+    took: Vec<Duration>,
+}
+
+impl BudgetRun {
+    /// The `q` quantile of the streams' times to acknowledgment.
+    fn took(&self, q: f64) -> Duration {
+        let i = ((self.took.len() as f64 * q) as usize).min(self.took.len().saturating_sub(1));
+        self.took.get(i).copied().unwrap_or_default()
+    }
+}
+
 /// `streams` streams at [`RATE`] through a link of `rtt` losing as `loss` says, to a
-/// [`budget_server`], each accepted; how many connections the pool had at the end, and when
-/// (since the first send) the server delayed a stream for its budget.
-async fn budget_run(rtt: Duration, loss: Loss, streams: u32) -> (usize, Vec<Duration>) {
+/// [`budget_server`], each accepted.
+async fn budget_run(rtt: Duration, loss: Loss, streams: u32) -> BudgetRun {
     let (server, delayed) = budget_server();
     let relay = super::relay::start_with(server, rtt, loss, 0).await;
     let t = QuicTransport::new(&Keypair::new()).expect("client endpoint");
@@ -174,21 +194,27 @@ async fn budget_run(rtt: Duration, loss: Loss, streams: u32) -> (usize, Vec<Dura
     let mut sends = Vec::new();
     for i in 0..streams {
         tokio::time::sleep_until(start + Duration::from_secs(1) * i / RATE).await;
-        sends.push(tokio::spawn(t.send(
-            relay,
-            Arc::from(&[7u8; 200][..]),
-            Handoff::default(),
-        )));
+        let send = t.send(relay, Arc::from(&[7u8; 200][..]), Handoff::default());
+        sends.push(tokio::spawn(async move {
+            let sent = tokio::time::Instant::now();
+            send.await.map(|()| sent.elapsed())
+        }));
     }
+    let mut took = Vec::new();
     for s in sends {
-        s.await.expect("send task").expect("every stream accepted");
+        took.push(s.await.expect("send task").expect("every stream accepted"));
     }
+    took.sort();
     let peer = lock(&t.inner.peers).get(&relay).cloned().expect("the peer");
     let delayed = lock(&delayed)
         .iter()
         .map(|d| d.duration_since(start))
         .collect();
-    (peer.pool.len(), delayed)
+    BudgetRun {
+        connections: peer.pool.len(),
+        delayed,
+        took,
+    }
 }
 
 /// How many episodes the sorted moments of delayed streams make: a delay more than
@@ -251,22 +277,33 @@ fn a_handshake_starts_from_the_link_measured_never_under_the_floor() {
 
 /// A `hostile` link (320 ms, 5% lost each way in bursts of 4 on average) at 100 tx/s, against
 /// a server reading as a 4.0 leader does: every stream is accepted and the pool spreads over
-/// several connections. Prints the streams the server delayed for its budget, in all and
-/// after the pool's first 3 s: the figures `runs` cites (there, 17 runs each with
-/// `RUN_STREAMS` at 5 and at 1, which is least-loaded for every stream).
+/// several connections. Prints the streams' times to the server's acknowledgment (the
+/// figures `probe` cites) and the streams the server delayed for its budget, in all and after
+/// the pool's first 3 s (the figures `runs` cites: there, 17 runs each with `RUN_STREAMS` at 5
+/// and at 1, which is least-loaded for every stream, before the probes).
 #[tokio::test]
 async fn through_bursts_of_loss_the_pool_spreads_and_every_stream_is_accepted() {
     const SETTLE: Duration = Duration::from_secs(3);
     const STREAMS: u32 = 1000;
-    let (connections, delayed) =
-        budget_run(Duration::from_millis(320), Loss::bursty(0.05, 4.0), STREAMS).await;
-    let late: Vec<Duration> = delayed.iter().copied().filter(|d| *d > SETTLE).collect();
+    let run = budget_run(Duration::from_millis(320), Loss::bursty(0.05, 4.0), STREAMS).await;
+    let late: Vec<Duration> = run
+        .delayed
+        .iter()
+        .copied()
+        .filter(|d| *d > SETTLE)
+        .collect();
     eprintln!(
-        "{STREAMS} streams at {RATE}/s over 320 ms / 5% in bursts of 4: {connections} \
-         connection(s); {} delayed, {} after {SETTLE:?} in {} episode(s): at {delayed:?}",
-        delayed.len(),
+        "{STREAMS} streams at {RATE}/s over 320 ms / 5% in bursts of 4: {} connection(s); \
+         acknowledged p50 {:?} p99 {:?} max {:?}; {} delayed, {} after {SETTLE:?} in {} \
+         episode(s): at {:?}",
+        run.connections,
+        run.took(0.5),
+        run.took(0.99),
+        run.took(1.0),
+        run.delayed.len(),
         late.len(),
-        episodes(&late)
+        episodes(&late),
+        run.delayed
     );
-    assert!(connections > 1, "one connection carried every stream");
+    assert!(run.connections > 1, "one connection carried every stream");
 }

@@ -115,6 +115,18 @@ async fn first_sends_behind(link: SimLink, n: usize) -> Vec<std::time::Duration>
     s.txs.iter().map(|t| t.first_sent.expect("sent")).collect()
 }
 
+/// From the `from`th on, each first send's index and its time past its due moment at 100 tx/s
+/// counted from the first (ms; negative when ahead of it).
+fn off_schedule(
+    sent: &[std::time::Duration],
+    from: usize,
+) -> impl Iterator<Item = (usize, i128)> + '_ {
+    sent.iter().enumerate().skip(from).map(move |(i, at)| {
+        let due = sent[0] + std::time::Duration::from_millis(10 * i as u64);
+        (i, at.as_millis() as i128 - due.as_millis() as i128)
+    })
+}
+
 /// Every leader far (320 ms, `hostile`'s round trip): the sends after the first handshake's
 /// riders wait for it, and the time they waited is made up afterwards — but only that time.
 /// The wait ends when sending resumes, not when a leader first answers a round trip later: at
@@ -123,18 +135,12 @@ async fn first_sends_behind(link: SimLink, n: usize) -> Vec<std::time::Duration>
 #[tokio::test(start_paused = true)]
 async fn the_time_a_first_handshake_held_is_made_up_and_no_more() {
     let sent = first_sends_behind(SimLink::new(320, 0.0), N).await;
-    let ahead: Vec<(usize, u128)> = sent
-        .iter()
-        .enumerate()
-        .filter_map(|(i, at)| {
-            let due = sent[0] + std::time::Duration::from_millis(10 * i as u64);
-            let early = due.saturating_sub(*at).as_millis();
-            (early > 20).then_some((i, early))
-        })
+    let ahead: Vec<(usize, i128)> = off_schedule(&sent, 0)
+        .filter(|(_, off)| *off < -20)
         .collect();
     assert!(
         ahead.is_empty(),
-        "{} sent ahead of the pace (index, ms early): {:?}",
+        "{} sent ahead of the pace (index, ms past due): {:?}",
         ahead.len(),
         &ahead[..ahead.len().min(8)]
     );
@@ -196,12 +202,8 @@ async fn sends_that_passed_the_current_leader_by_for_its_handshake_reach_it_in_i
 #[tokio::test(start_paused = true)]
 async fn on_far_lossy_links_the_start_s_copies_do_not_delay_the_rest_of_the_run() {
     let sent = first_sends_behind(SimLink::new(320, 0.05), 1000).await;
-    let late: Vec<(usize, u128)> = (300..sent.len())
-        .filter_map(|i| {
-            let due = sent[0] + std::time::Duration::from_millis(10 * i as u64);
-            let late = sent[i].saturating_sub(due).as_millis();
-            (late > 30).then_some((i, late))
-        })
+    let late: Vec<(usize, i128)> = off_schedule(&sent, 300)
+        .filter(|(_, off)| *off > 30)
         .collect();
     assert!(
         late.is_empty(),
