@@ -18,8 +18,8 @@ pub fn target_label(target: RateTarget, pacing: f64) -> String {
     }
 }
 
-/// While an outage's held-back sends are made up: how many are owed, at what pace (owed
-/// alone before the making up starts).
+/// While owed sends (an outage's, the copies' for a leader change) are made up: how many, at
+/// what pace (owed alone before the making up starts).
 fn catch_up_label(rate: &RateView) -> String {
     let above = matches!(rate.target, RateTarget::Fixed(t) if rate.pacing > t);
     if rate.owed > 0 && !above {
@@ -172,5 +172,19 @@ mod tests {
         );
         let line = progress_line(&fixtures::max_rate(300, 194.0));
         assert!(!line.contains("sent ahead"), "{line}");
+    }
+
+    /// Owed sends are named with the faster pace that makes them up, and alone during the half
+    /// second before that starts, when the pace is still the target.
+    #[test]
+    fn the_progress_line_says_what_is_owed_and_whether_it_is_being_made_up() {
+        let line = progress_line(&fixtures::catching_up(300, 194.0, 830));
+        assert!(
+            line.contains("target 100 tx/s (catching up 830 owed at 194 tx/s)"),
+            "{line}"
+        );
+        let line = progress_line(&fixtures::catching_up(300, 100.0, 22));
+        assert!(line.contains("target 100 tx/s (22 owed)"), "{line}");
+        assert!(!line.contains("catching up"), "{line}");
     }
 }

@@ -5,12 +5,14 @@
 //! rate; but credit is capped at [`MAX_LAG`] worth of sends, so an idle or paused pacer never
 //! "saves up" and then bursts.
 //!
-//! The one exception is an outage: time during which sends were due but no leader would take
-//! them (frozen, unreachable) is *owed* ([`Pacer::owe`]) and made up afterwards at a faster
+//! The one exception is time the pace lost: sends due while no leader would take them (an
+//! outage: frozen, unreachable, or a far leader's first handshake) and the places copies for a
+//! leader change took. That time is *owed* ([`Pacer::owe`]) and made up afterwards at a faster
 //! pace ([`Pacer::set_catch_up`]) rather than added to the run's length — stepped up, never a
-//! burst, and from a moment the caller names ([`Pacer::owe_after`]): the streams a leader
-//! kept waiting go to it first. Without that, a 10 s freeze cost a paced run 10 s more than a client that sends
-//! blindly into the frozen leader and lets its buffers drain when the leader is back.
+//! burst. Time owed with [`Pacer::owe_after`] waits until the moment the caller names (the
+//! streams a leader kept waiting go to it first) while what is owed already goes on being made
+//! up. Without that, a 10 s freeze cost a paced run 10 s more than a client that sends blindly
+//! into the frozen leader and lets its buffers drain when the leader is back.
 
 use std::time::Duration;
 
@@ -22,17 +24,18 @@ use tokio::time::Instant;
 /// gaps (an idle queue, a pause) are forgotten so they never turn into a burst.
 const MAX_LAG: Duration = Duration::from_millis(50);
 
-/// The most outage time owed at once: a blockhash lives about a minute, so an outage longer
-/// than this has expired what it held up anyway.
+/// The most time owed at once: a blockhash lives about a minute, so an outage longer than
+/// this has expired what it held up anyway.
 const MAX_OWED: Duration = Duration::from_secs(60);
 
 pub struct Pacer {
     interval: Duration,
     next: Instant,
-    /// Outage time not made up yet.
+    /// Owed time being made up (see the module doc).
     owed: Duration,
-    /// Owed time is made up from then on, not before.
-    owed_from: Option<Instant>,
+    /// Owed time not to be made up before `pending_from`, and that moment.
+    pending: Duration,
+    pending_from: Option<Instant>,
     /// How much faster than the pace owed time is made up (1: not at all).
     catch_up: f64,
 }
@@ -43,7 +46,8 @@ impl Pacer {
             interval: interval_of(rate),
             next: now,
             owed: Duration::ZERO,
-            owed_from: None,
+            pending: Duration::ZERO,
+            pending_from: None,
             catch_up: 1.0,
         }
     }
@@ -62,25 +66,31 @@ impl Pacer {
         }
     }
 
-    /// Sends still owed to an outage, at the pace asked for.
+    /// Sends still owed (being made up, or waiting to be), at the pace asked for.
     pub fn owed_sends(&self) -> u64 {
         if self.catch_up > 1.0 {
-            (self.owed.as_secs_f64() * self.rate()).ceil() as u64
+            ((self.owed + self.pending).as_secs_f64() * self.rate()).ceil() as u64
         } else {
             0
         }
     }
 
-    /// Sends were due for `held` while no leader would take them: make that time up later.
+    /// How far behind schedule sends may fall and still go out at once when they can (see
+    /// [`MAX_LAG`]): a hold no longer than this needs nothing owed.
+    pub fn slack(&self) -> Duration {
+        MAX_LAG.max(self.interval * 2)
+    }
+
+    /// Sends were due for `held` while no leader would take them: make that time up now on.
     pub fn owe(&mut self, held: Duration) {
         self.owed = (self.owed + held).min(MAX_OWED);
     }
 
-    /// Owes `held` as [`Pacer::owe`] does, made up from `from` on and not before (nor is
-    /// anything owed earlier).
+    /// Owes `held`, made up from `from` on and not before; what is owed already is not held
+    /// back by it.
     pub fn owe_after(&mut self, held: Duration, from: Instant) {
-        self.owe(held);
-        self.owed_from = Some(self.owed_from.map_or(from, |f| f.max(from)));
+        self.pending = (self.pending + held).min(MAX_OWED);
+        self.pending_from = Some(self.pending_from.map_or(from, |f| f.max(from)));
     }
 
     /// Owes one send at the pace asked for (see [`Pacer::owe_after`]).
@@ -91,7 +101,9 @@ impl Pacer {
     /// Owes no more than `sends` at the pace asked for: what is left to send.
     pub fn cap_owed(&mut self, sends: usize) {
         let sends = u32::try_from(sends).unwrap_or(u32::MAX);
-        self.owed = self.owed.min(self.interval.saturating_mul(sends));
+        let cap = self.interval.saturating_mul(sends);
+        self.owed = self.owed.min(cap);
+        self.pending = self.pending.min(cap - self.owed);
     }
 
     /// How much faster than the pace owed time is made up; 1 or less forgets what is owed.
@@ -99,17 +111,31 @@ impl Pacer {
         self.catch_up = if factor.is_finite() { factor } else { 1.0 };
         if self.catch_up <= 1.0 {
             self.catch_up = 1.0;
-            self.owed = Duration::ZERO;
+            self.forgive();
         }
     }
 
     /// Forgets what is owed: the leaders said they take no more (a throttled stream).
     pub fn forgive(&mut self) {
         self.owed = Duration::ZERO;
+        self.pending = Duration::ZERO;
+        self.pending_from = None;
     }
 
-    fn catching_up(&self, now: Instant) -> bool {
-        self.catch_up > 1.0 && !self.owed.is_zero() && self.owed_from.is_none_or(|f| now >= f)
+    /// Whether the pace is above the one asked for at `now`, making up owed time.
+    pub fn catching_up(&self, now: Instant) -> bool {
+        self.catch_up > 1.0
+            && (!self.owed.is_zero()
+                || (!self.pending.is_zero() && self.pending_from.is_some_and(|f| now >= f)))
+    }
+
+    /// Moves what is pending to what is made up once its moment has come.
+    fn settle(&mut self, now: Instant) {
+        if self.pending_from.is_some_and(|f| now >= f) {
+            self.owed = (self.owed + self.pending).min(MAX_OWED);
+            self.pending = Duration::ZERO;
+            self.pending_from = None;
+        }
     }
 
     /// Changes the pace; a faster pace takes effect at once, not after the old interval.
@@ -127,7 +153,8 @@ impl Pacer {
 
     /// Takes the send slot at `now` (call only when `now >= next_at()`).
     pub fn consume(&mut self, now: Instant) {
-        let lag = MAX_LAG.max(self.interval * 2);
+        self.settle(now);
+        let lag = self.slack();
         let base = if now.saturating_duration_since(self.next) > lag {
             now
         } else {
@@ -269,6 +296,24 @@ mod tests {
             Duration::from_millis(5),
             "made up from then"
         );
+    }
+
+    /// Time owed for later does not hold back what is owed already: that goes on being made
+    /// up, and the later time joins it at its moment.
+    #[tokio::test(start_paused = true)]
+    async fn what_is_owed_for_later_does_not_hold_back_what_is_owed_now() {
+        let start = Instant::now();
+        let mut p = Pacer::new(100.0, start);
+        p.set_catch_up(2.0);
+        p.owe(Duration::from_millis(100));
+        p.owe_send_after(start + Duration::from_secs(1));
+        assert_eq!(p.owed_sends(), 11);
+        assert_eq!(p.pacing(start), 200.0, "the 100 ms owed now");
+        p.consume(start);
+        assert_eq!(p.next_at() - start, Duration::from_millis(5));
+        p.forgive();
+        assert_eq!(p.owed_sends(), 0, "forgiving forgets both");
+        assert_eq!(p.pacing(start + Duration::from_secs(2)), 100.0);
     }
 
     #[test]

@@ -12,10 +12,10 @@
 //! Target and achieved always appear together: a target alone hides throttling, an achieved
 //! rate alone hides that the user asked for more. Under `--rate max` the target reads "max" and
 //! the pace the closed loop currently holds is shown as `pacing`, followed by
-//! `+ N sent ahead` once transactions have gone ahead of a later leader's turn on top of it. After an outage (no leader
-//! took sends for a while) a fixed target is followed by `catching up R tx/s (N owed)`: the
-//! faster pace that makes up the sends the outage held back (`N owed` alone for the half second
-//! before it starts).
+//! `+ N sent ahead` once transactions have gone ahead of a later leader's turn on top of it.
+//! After an outage (no leader took sends for a while), or copies sent to a new leader, a fixed
+//! target is followed by `catching up R tx/s (N owed)`: the faster pace that makes up the sends
+//! they took the place of (`N owed` alone for the half second before it starts).
 
 use ratatui::{
     Frame,

@@ -1,7 +1,8 @@
 //! The hand-over between two leaders' turns: a transaction whose streams are all still
 //! unanswered when the next leader's turn begins — held by a slow leader, one that delays
 //! reading us (its budget spent, its credit withheld) or whose link repairs a loss — and that
-//! was not sent to the new leader goes to it too, through the pacer as a resend due now. The
+//! was not sent to the new leader goes to it too, through the pacer as a resend due now (its
+//! place in the pace owed and made up: see `streams`). The
 //! old leader leads no more: what it has not read by now it may never include, and waiting a
 //! whole resend interval (4 s) to find out cost ten slots per such transaction. A send whose
 //! targets included the new leader (the fan-out: see `engine::leaders::fanout`) is not sent
@@ -43,7 +44,8 @@ impl Dispatcher {
     /// `id` is due again now, before its resend interval (see `queue`'s pick), unless it
     /// already is.
     pub(super) fn due_now(&mut self, id: u32, now: Instant) {
-        if self.handed_over.insert(id) {
+        if let std::collections::hash_map::Entry::Vacant(e) = self.handed_over.entry(id) {
+            e.insert(now);
             self.resends.push(Reverse((now, id)));
         }
     }

@@ -19,7 +19,7 @@ mod streams;
 
 use std::{
     cmp::Reverse,
-    collections::{BinaryHeap, HashMap, HashSet, VecDeque},
+    collections::{BinaryHeap, HashMap, VecDeque},
     sync::Arc,
     time::Duration,
 };
@@ -51,18 +51,17 @@ const SEND_TICK: Duration = Duration::from_millis(20);
 const FRESH_SCAN: usize = 256;
 /// How soon queued transactions the node refused (blockhash not taken now) are looked at again.
 const REFUSED_RECHECK: Duration = Duration::from_millis(100);
-/// The shortest hold that counts as an outage: the pacer makes up shorter lateness by itself.
-/// At 500 ms, the quarter second the pace waited at a run's start while every leader was 320 ms
-/// away (a first handshake and its stream credit take two round trips, longer than the
-/// first connection's riders last: see `engine::liveness`) was never made up, and
-/// `txpace-bench wan`'s `hostile` runs ended that much later than their pace.
-const MIN_OUTAGE: Duration = Duration::from_millis(50);
 /// How long after a hold ends its owed sends start being made up: the time the streams that
 /// waited for a first handshake take to go ([`HANDSHAKE_RIDERS`] of them, a [`RIDER_GAP`]
 /// apart), so that making up does not add to them in the leader's first budget windows.
 const CATCH_UP_AFTER: Duration = RIDER_GAP.saturating_mul(HANDSHAKE_RIDERS);
-/// How much faster than the pace an outage's owed sends are made up (see [`Pacer::owe`]), at
-/// most: twice the pace, so the outage's backlog clears in as long as the outage lasted.
+/// How long after a leader said it is behind on our streams (and what was owed was forgiven)
+/// the copies for a leader change are not owed: a leader's turn, four slots of 400 ms. They
+/// come exactly when leaders are slow, and making them up would push into the one that just
+/// said it reads no faster.
+const FORGIVEN_FOR: Duration = Duration::from_millis(1_600);
+/// How much faster than the pace owed sends are made up (see [`Pacer::owe`]), at most: twice
+/// the pace, so an outage's backlog clears in as long as the outage lasted.
 const CATCH_UP: f64 = 2.0;
 
 /// Sends due that could not go — no leader would take them, or the node took none of their
@@ -144,7 +143,7 @@ pub(super) struct Dispatcher {
     pacer: Pacer,
     /// The closed loop, when the target is [`RateTarget::Max`].
     maxrate: Option<MaxRate>,
-    /// Whether an outage's owed sends are made up (`--no-catch-up` says not).
+    /// Whether owed sends are made up (`--no-catch-up` says not).
     catch_up: bool,
     /// The leaders give us an unstaked peer's budget (as the last control step heard).
     unstaked: bool,
@@ -161,8 +160,11 @@ pub(super) struct Dispatcher {
     /// leader only when every stream failed.
     rounds: HashMap<(u32, usize), Round>,
     /// Transactions given a resend due now at a hand-over (see `handover`) or for a leader
-    /// they passed by (see `missed`), until it goes.
-    handed_over: HashSet<u32>,
+    /// they passed by (see `missed`), until it goes: the moment it was made due, which names
+    /// its entry on `resends`.
+    handed_over: HashMap<u32, Instant>,
+    /// When what was owed was last forgiven (see [`FORGIVEN_FOR`]).
+    forgiven_at: Option<Instant>,
     /// The sends that passed the current leader by while its first handshake was under way.
     missed: missed::Missed,
     /// The last wake-up that sent (see [`SEND_TICK`]).
@@ -200,7 +202,8 @@ impl Dispatcher {
             fresh: (0..txs as u32).collect(),
             resends: BinaryHeap::new(),
             rounds: HashMap::new(),
-            handed_over: HashSet::new(),
+            handed_over: HashMap::new(),
+            forgiven_at: None,
             missed: missed::Missed::default(),
             last_sent_at: None,
             ahead: ahead::Ahead::default(),

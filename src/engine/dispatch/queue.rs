@@ -94,7 +94,10 @@ impl Dispatcher {
             }
             // A hand-over's resend (see `handover`) comes before its interval; any other entry
             // younger than its interval is one a hand-over's send replaced.
-            let handed_over = self.handed_over.remove(&id);
+            // A copy when this is the entry the hand-over made; any entry of a transaction
+            // with one pending goes as it would have (and the other is then too young).
+            let copy = self.handed_over.get(&id) == Some(&due);
+            let handed_over = self.handed_over.remove(&id).is_some();
             if !handed_over
                 && rec.last_sent().is_some_and(|t| {
                     store.since_start(now).saturating_sub(t) < self.resend_interval
@@ -111,7 +114,7 @@ impl Dispatcher {
                 }
                 continue;
             }
-            return Some((id, handed_over));
+            return Some((id, copy));
         }
         // A never-sent transaction may have finished already (expired, or landed through
         // someone else): drop it. One whose blockhash the node does not take now keeps its

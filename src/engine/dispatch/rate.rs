@@ -1,5 +1,6 @@
-//! The pace: a fixed target or the closed loop ([`MaxRate`]) sets the pacer's rate, and an
-//! outage's owed sends are made up at most [`CATCH_UP`] times faster.
+//! The pace: a fixed target or the closed loop ([`MaxRate`]) sets the pacer's rate, and owed
+//! sends (an outage's, the copies' for a leader change: see `engine::pacer`) are made up at
+//! most [`CATCH_UP`] times faster.
 
 use tokio::time::Instant;
 
@@ -16,9 +17,13 @@ impl Dispatcher {
         self.target
     }
 
-    /// The rate the pacer is sending at: above a fixed target while an outage is made up.
+    /// The rate the pacer is sending at: above a fixed target while owed sends are made up,
+    /// and the target itself otherwise (not the pacer's interval read back, which rounds).
     pub(in crate::engine) fn pacing(&self, now: Instant) -> f64 {
-        self.pacer.pacing(now)
+        match self.target {
+            RateTarget::Fixed(t) if !self.pacer.catching_up(now) => t,
+            _ => self.pacer.pacing(now),
+        }
     }
 
     /// Transactions sent ahead of a later leader's turn so far (see `ahead`).
@@ -26,7 +31,7 @@ impl Dispatcher {
         self.ahead.sent()
     }
 
-    /// Sends owed to an outage and not made up yet.
+    /// Sends owed (to an outage, or to copies for a leader change) and not made up yet.
     pub(in crate::engine) fn owed_sends(&self) -> u64 {
         self.pacer.owed_sends()
     }

@@ -11,9 +11,12 @@
 //! runs the transactions that ended the run took 1.3–1.9 s to land where the median took 0.7.
 //!
 //! quinn gives an application no PING, and a stream would count against the leader's budget.
-//! A MAX_DATA frame costs nothing: the leader never sends us data, and raising our receive
-//! window by one byte makes quinn send one ([`Probe::send`]). Two, [`PROBE_AFTER`] apart, since
-//! a burst of loss that took the stream may take the first.
+//! The cheapest ack-eliciting frame it lets an application cause is MAX_DATA: the leader never
+//! sends us data, and raising our receive window by one byte makes quinn send one
+//! ([`Probe::send`]; raising the peer's stream limits would send MAX_STREAMS, but quinn only
+//! announces those past an eighth of the limit, and allocates for each). Two, at the
+//! [`PROBE_AFTER`] moments after the stream's hand-off, since a burst of loss that took the
+//! stream may take the first.
 //!
 //! Measured by `wan_tests::through_bursts_of_loss_the_pool_spreads_and_every_stream_is_accepted`
 //! (320 ms, 5% lost in bursts of 4, 1,000 streams at 100/s, a server reading as a 4.0 leader),

@@ -198,17 +198,19 @@ async fn sends_that_passed_the_current_leader_by_for_its_handshake_reach_it_in_i
 /// as may wait, once it answers: `dispatch::missed`) take places the pace planned for first
 /// sends, and those are made up afterwards. At 51e3b36 the 27 copies of this run's start
 /// pushed every later first send 270 ms past its due time, to the end of the run; now the
-/// pace is back on its schedule within a few seconds (by the 300th transaction, at 100 tx/s).
+/// pace is back on its schedule within a few seconds (by the 300th transaction, at 100 tx/s),
+/// neither behind it nor ahead of it.
 #[tokio::test(start_paused = true)]
 async fn on_far_lossy_links_the_start_s_copies_do_not_delay_the_rest_of_the_run() {
     let sent = first_sends_behind(SimLink::new(320, 0.05), 1000).await;
-    let late: Vec<(usize, i128)> = off_schedule(&sent, 300)
-        .filter(|(_, off)| *off > 30)
+    let off: Vec<(usize, i128)> = off_schedule(&sent, 300)
+        .filter(|(_, off)| !(-20..=30).contains(off))
         .collect();
     assert!(
-        late.is_empty(),
-        "{} first sends more than 30 ms past their due time (index, ms): {:?}",
-        late.len(),
-        &late[..late.len().min(8)]
+        off.is_empty(),
+        "{} first sends more than 30 ms past their due time or 20 ms ahead of it (index, \
+         ms past due): {:?}",
+        off.len(),
+        &off[..off.len().min(8)]
     );
 }

@@ -31,7 +31,7 @@ pub struct RateView {
     pub pacing: f64,
     /// Sends owed to an outage (time when sends were due and no leader would take them) or to
     /// the copies sent to a new leader, made up at `pacing` once that is above the target (half
-    /// a second after the hold ends); 0 when nothing is owed.
+    /// a second after the hold ended or the copy went); 0 when nothing is owed.
     pub owed: u64,
     /// Transactions sent ahead of a later leader's turn so far, on top of the pace (under
     /// `--rate max`, unstaked, on three leaders or more: see `engine::dispatch::ahead`).
