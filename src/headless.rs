@@ -22,15 +22,10 @@ pub fn target_label(target: RateTarget, pacing: f64) -> String {
 /// what pace (owed alone before the making up starts).
 fn catch_up_label(rate: &RateView) -> String {
     let above = matches!(rate.target, RateTarget::Fixed(t) if rate.pacing > t);
-    if rate.owed > 0 && !above {
-        format!(" ({} owed)", rate.owed)
-    } else if rate.owed > 0 {
-        format!(
-            " (catching up {} owed at {:.0} tx/s)",
-            rate.owed, rate.pacing
-        )
-    } else {
-        String::new()
+    match rate.owed {
+        0 => String::new(),
+        owed if above => format!(" (catching up {owed} owed at {:.0} tx/s)", rate.pacing),
+        owed => format!(" ({owed} owed)"),
     }
 }
 

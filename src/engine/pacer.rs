@@ -7,7 +7,7 @@
 //!
 //! The one exception is time the pace lost: sends due while no leader would take them (an
 //! outage: frozen, unreachable, or a far leader's first handshake) and the places copies for a
-//! leader change took. That time is *owed* ([`Pacer::owe`]) and made up afterwards at a faster
+//! leader change took. That time is *owed* ([`Pacer::owe_after`]) and made up afterwards at a faster
 //! pace ([`Pacer::set_catch_up`]) rather than added to the run's length — stepped up, never a
 //! burst. Time owed with [`Pacer::owe_after`] waits until the moment the caller names (the
 //! streams a leader kept waiting go to it first) while what is owed already goes on being made
@@ -81,13 +81,14 @@ impl Pacer {
         MAX_LAG.max(self.interval * 2)
     }
 
-    /// Sends were due for `held` while no leader would take them: make that time up now on.
-    pub fn owe(&mut self, held: Duration) {
+    /// Owes `held`, made up from now on.
+    fn owe(&mut self, held: Duration) {
         self.owed = (self.owed + held).min(MAX_OWED);
     }
 
-    /// Owes `held`, made up from `from` on and not before; what is owed already is not held
-    /// back by it.
+    /// Owes `held` (sends were due while no leader would take them, or a copy took a place),
+    /// made up from `from` on and not before. What is being made up already goes on; time still
+    /// pending from an earlier call waits for the later of the two moments.
     pub fn owe_after(&mut self, held: Duration, from: Instant) {
         self.pending = (self.pending + held).min(MAX_OWED);
         self.pending_from = Some(self.pending_from.map_or(from, |f| f.max(from)));
@@ -125,15 +126,19 @@ impl Pacer {
     /// Whether the pace is above the one asked for at `now`, making up owed time.
     pub fn catching_up(&self, now: Instant) -> bool {
         self.catch_up > 1.0
-            && (!self.owed.is_zero()
-                || (!self.pending.is_zero() && self.pending_from.is_some_and(|f| now >= f)))
+            && (!self.owed.is_zero() || (!self.pending.is_zero() && self.pending_due(now)))
+    }
+
+    /// Whether the moment pending time waits for has come.
+    fn pending_due(&self, now: Instant) -> bool {
+        self.pending_from.is_some_and(|f| now >= f)
     }
 
     /// Moves what is pending to what is made up once its moment has come.
     fn settle(&mut self, now: Instant) {
-        if self.pending_from.is_some_and(|f| now >= f) {
-            self.owed = (self.owed + self.pending).min(MAX_OWED);
-            self.pending = Duration::ZERO;
+        if self.pending_due(now) {
+            let pending = std::mem::take(&mut self.pending);
+            self.owe(pending);
             self.pending_from = None;
         }
     }

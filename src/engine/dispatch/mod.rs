@@ -60,7 +60,7 @@ const CATCH_UP_AFTER: Duration = RIDER_GAP.saturating_mul(HANDSHAKE_RIDERS);
 /// come exactly when leaders are slow, and making them up would push into the one that just
 /// said it reads no faster.
 const FORGIVEN_FOR: Duration = Duration::from_millis(1_600);
-/// How much faster than the pace owed sends are made up (see [`Pacer::owe`]), at most: twice
+/// How much faster than the pace owed sends are made up (see [`Pacer::owe_after`]), at most: twice
 /// the pace, so an outage's backlog clears in as long as the outage lasted.
 const CATCH_UP: f64 = 2.0;
 

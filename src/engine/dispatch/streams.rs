@@ -244,16 +244,9 @@ impl Dispatcher {
             self.pacer.set_rate(rate, now);
         }
         match outcome {
-            _ if behind => {
-                // Catching up would only queue more streams it has not read.
-                self.pacer.forgive();
-                self.forgiven_at = Some(now);
-                if let Some(held) = self.held.as_mut() {
-                    held.throttled = true;
-                }
-            }
-            StreamOutcome::Throttled => {
-                // The leader takes no more than this: catching up would only be throttled.
+            // Throttled, or behind on our streams: the leader takes no more than this, and
+            // catching up would only be throttled or queue more streams it has not read.
+            _ if behind || outcome == StreamOutcome::Throttled => {
                 self.pacer.forgive();
                 self.forgiven_at = Some(now);
                 if let Some(held) = self.held.as_mut() {
