@@ -72,7 +72,7 @@ const INITIAL_WINDOW: u64 = 128 * PACKET_DATA_SIZE;
 /// Application close code sent when an idle connection is evicted: "no error", we just leave.
 const CLOSE_IDLE: u32 = 0;
 /// Application close code sent when a connection is given up because the leader stopped
-/// answering on it (see [`Transport::abandon`]).
+/// answering on it (see [`Transport::abandon`]), or never admitted it (see `send_on`).
 const CLOSE_SILENT: u32 = 1;
 
 /// Bounds on how long the transport waits for, and holds on to, a leader's connection.
@@ -132,6 +132,9 @@ struct Peer {
     touched: Mutex<Instant>,
     /// Sends under way; a peer with any is never evicted.
     in_flight: AtomicUsize,
+    /// Streams moved off a connection the leader closed before it answered anything on it
+    /// (see `send_on`).
+    moved: AtomicUsize,
 }
 
 impl Peer {
@@ -298,6 +301,7 @@ impl QuicTransport {
                 pool: Pool::default(),
                 touched: Mutex::new(now),
                 in_flight: AtomicUsize::new(0),
+                moved: AtomicUsize::new(0),
             })
         });
         peer.touch(now);
@@ -420,5 +424,7 @@ mod figures_tests;
 mod relay;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod unheard_tests;
 #[cfg(test)]
 mod wan_tests;

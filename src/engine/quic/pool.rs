@@ -168,6 +168,11 @@ impl Pooled {
         self.answered.store(true, Ordering::SeqCst);
     }
 
+    /// Whether the leader has answered a stream on it (see [`Pooled::answered`]).
+    pub(super) fn heard(&self) -> bool {
+        self.answered.load(Ordering::SeqCst)
+    }
+
     /// Counts a stream as given this connection until the guard drops.
     pub(super) fn claim(self: &Arc<Self>) -> Claim {
         self.streams.fetch_add(1, Ordering::SeqCst);
@@ -214,8 +219,7 @@ impl Drop for Carried {
 /// A leader's connections, how many it allows, and its link's round trips.
 pub(super) struct Pool {
     conns: Mutex<Vec<Arc<Pooled>>>,
-    /// Most connections the leader allows us: [`MAX_CONNECTIONS`] until it closes one with
-    /// code 4.
+    /// Most connections the leader allows us: [`MAX_CONNECTIONS`] until it closes one with code 4.
     cap: AtomicUsize,
     /// The handshakes of the last minute, under the leader's limit (see `engine::handshakes`).
     handshakes: Mutex<HandshakeLimit>,
@@ -229,9 +233,8 @@ pub(super) struct Pool {
     pub(super) book: Mutex<PathBook>,
     /// Which connection takes the next stream (see `runs`).
     runs: Mutex<Runs>,
-    /// The link lost a datagram of ours once (see [`Pool::lossy`]): it stays so, since the
-    /// counts it is read from only grow, and once set the connections' statistics need not
-    /// be read again on each stream.
+    /// The link lost a datagram of ours once (see [`Pool::lossy`]): it stays so (the counts only
+    /// grow), and the connections' statistics need not be read again on each stream.
     lost: AtomicBool,
 }
 
@@ -397,7 +400,7 @@ impl Pool {
         {
             let mut conns = lock(&self.conns);
             self.prune(&mut conns);
-            let unproven = conns.iter().any(|p| !p.answered.load(Ordering::SeqCst));
+            let unproven = conns.iter().any(|p| !p.heard());
             if conns.len() >= self.cap() || unproven {
                 return false;
             }

@@ -54,6 +54,15 @@ pub(super) fn server_endpoint() -> Endpoint {
 /// A TPU server's endpoint on loopback; `uni_streams`: the concurrent streams it grants a
 /// connection in the handshake, when not quinn's default.
 fn server_endpoint_granting(uni_streams: Option<u32>) -> Endpoint {
+    Endpoint::server(
+        server_config(uni_streams),
+        SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+    )
+    .expect("bind the loopback server")
+}
+
+/// A TPU server's configuration (see [`server_endpoint_granting`]).
+pub(super) fn server_config(uni_streams: Option<u32>) -> ServerConfig {
     let (cert, key) = new_dummy_x509_certificate(&Keypair::new());
     let mut crypto = tls_server_config_builder()
         .with_single_cert(vec![cert], key)
@@ -66,8 +75,7 @@ fn server_endpoint_granting(uni_streams: Option<u32>) -> Endpoint {
         transport.max_concurrent_uni_streams(VarInt::from_u32(n));
         config.transport_config(Arc::new(transport));
     }
-    Endpoint::server(config, SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
-        .expect("bind the loopback server")
+    config
 }
 
 async fn serve(endpoint: Endpoint, tx: mpsc::UnboundedSender<Event>) {
@@ -107,7 +115,7 @@ async fn wait_connected(t: &QuicTransport, addr: SocketAddr) {
     panic!("not connected to {addr}: {:?}", t.link_state(addr));
 }
 
-fn transport(evict_after: Duration) -> QuicTransport {
+pub(super) fn transport(evict_after: Duration) -> QuicTransport {
     QuicTransport::with_options(
         &Keypair::new(),
         QuicOptions {
@@ -347,7 +355,7 @@ async fn a_close_with_code_4_caps_the_pool_at_what_the_leader_allows() {
         .await
         .expect("the first send");
     for _ in 0..4 {
-        // A stream on the closed connection fails as throttled; the rest are accepted.
+        // A stream given the closed connection moves to the first; none fails for the close.
         burst(&t, addr, 20).await;
     }
     let peer = lock(&t.inner.peers).get(&addr).cloned().expect("the peer");
