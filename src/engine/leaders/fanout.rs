@@ -19,10 +19,11 @@
 //!   least [`LOSS_SAMPLE`]: one stream in 25 then waits a repair of 9/8 of a round trip, and
 //!   the streams behind it on its connection wait with it), each send goes to one leader more
 //!   than `K`: a copy delayed past its leader's turn still has a leader that holds it. The
-//!   threshold is the verdict's so that the fan-out rises exactly while the panel names a
-//!   leader in the send's path `lossy`, and is lowered once the recent loss falls under half
-//!   of it — below the share the verdict rule calls a clean path's — so that a share
-//!   hovering at the edge does not flap it. A clean link keeps `K`: more leaders only spend
+//!   threshold is the verdict's share, over this shorter span and without the verdict's test
+//!   against chance (`verdict::clearly_lossy`): a copy too many costs one stream of a budget,
+//!   where naming a clean leader `lossy` misleads the operator. It is lowered once the recent
+//!   loss falls under half of it — below the share the verdict rule calls a clean path's — so
+//!   that a share hovering at the edge does not flap it. A clean link keeps `K`: more leaders only spend
 //!   more of every leader's unstaked budget (200 streams a second per address).
 //!
 //! Not while our own streams to those leaders wait on our side for the wire (for room in
