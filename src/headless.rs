@@ -18,7 +18,7 @@ pub fn target_label(target: RateTarget, pacing: f64) -> String {
     }
 }
 
-/// While owed sends (an outage's, the copies' for a leader change) are made up: how many, at
+/// While owed sends (an outage's, a first handshake's hold) are made up: how many, at
 /// what pace (owed alone before the making up starts).
 fn catch_up_label(rate: &RateView) -> String {
     let above = matches!(rate.target, RateTarget::Fixed(t) if rate.pacing > t);

@@ -86,17 +86,12 @@ impl Pacer {
         self.owed = (self.owed + held).min(MAX_OWED);
     }
 
-    /// Owes `held` (sends were due while no leader would take them, or a copy took a place),
+    /// Owes `held` (sends were due while no leader would take them),
     /// made up from `from` on and not before. What is being made up already goes on; time still
     /// pending from an earlier call waits for the later of the two moments.
     pub fn owe_after(&mut self, held: Duration, from: Instant) {
         self.pending = (self.pending + held).min(MAX_OWED);
         self.pending_from = Some(self.pending_from.map_or(from, |f| f.max(from)));
-    }
-
-    /// Owes one send at the pace asked for (see [`Pacer::owe_after`]).
-    pub fn owe_send_after(&mut self, from: Instant) {
-        self.owe_after(self.interval, from);
     }
 
     /// Owes no more than `sends` at the pace asked for: what is left to send.
@@ -283,8 +278,11 @@ mod tests {
         p.set_catch_up(2.0);
         let from = start + Duration::from_millis(500);
         p.owe_after(Duration::from_millis(200), from);
-        p.owe_send_after(start + Duration::from_millis(100));
-        assert_eq!(p.owed_sends(), 21, "the hold's 20 and one send");
+        p.owe_after(
+            Duration::from_millis(10),
+            start + Duration::from_millis(100),
+        );
+        assert_eq!(p.owed_sends(), 21, "the hold's 20 and one send's 10 ms");
         assert_eq!(p.pacing(start), 100.0, "not before the later moment");
         // At the pace until then: 50 sends in 500 ms.
         let mut at = start;
@@ -311,7 +309,7 @@ mod tests {
         let mut p = Pacer::new(100.0, start);
         p.set_catch_up(2.0);
         p.owe(Duration::from_millis(100));
-        p.owe_send_after(start + Duration::from_secs(1));
+        p.owe_after(Duration::from_millis(10), start + Duration::from_secs(1));
         assert_eq!(p.owed_sends(), 11);
         assert_eq!(p.pacing(start), 200.0, "the 100 ms owed now");
         p.consume(start);

@@ -13,9 +13,9 @@
 //! rate alone hides that the user asked for more. Under `--rate max` the target reads "max" and
 //! the pace the closed loop currently holds is shown as `pacing`, followed by
 //! `+ N sent ahead` once transactions have gone ahead of a later leader's turn on top of it.
-//! After an outage (no leader took sends for a while), or copies sent to a new leader, a fixed
+//! After an outage (no leader took sends for a while, or a first handshake held them), a fixed
 //! target is followed by `catching up R tx/s (N owed)`: the faster pace that makes up the sends
-//! they took the place of (`N owed` alone for the half second before it starts).
+//! it held back (`N owed` alone for the half second before it starts).
 
 use ratatui::{
     Frame,

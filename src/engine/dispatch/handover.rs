@@ -1,16 +1,13 @@
 //! The hand-over between two leaders' turns: a transaction whose streams are all still
 //! unanswered when the next leader's turn begins — held by a slow leader, one that delays
 //! reading us (its budget spent, its credit withheld) or whose link repairs a loss — and that
-//! was not sent to the new leader goes to it too, through the pacer as a resend due now (its
-//! place in the pace owed and made up: see `streams`). The
+//! was not sent to the new leader goes to it too, as a copy beside the pace (see `copies`). The
 //! old leader leads no more: what it has not read by now it may never include, and waiting a
 //! whole resend interval (4 s) to find out cost ten slots per such transaction. A send whose
 //! targets included the new leader (the fan-out: see `engine::leaders::fanout`) is not sent
 //! again; nor is any while our own streams to the new leader wait on our side for the wire
 //! (`LeaderBook::link_full`): those are waiting for the link, not held by a leader, and more
 //! would only queue behind them.
-
-use std::cmp::Reverse;
 
 use solana_pubkey::Pubkey;
 use tokio::time::Instant;
@@ -30,7 +27,7 @@ impl Dispatcher {
         due.sort_unstable();
         due.dedup();
         for id in &due {
-            self.due_now(*id, now);
+            self.copy_at(*id, now);
         }
         if !due.is_empty() {
             log::debug!(
@@ -39,14 +36,5 @@ impl Dispatcher {
             );
         }
         due.len()
-    }
-
-    /// `id` is due again now, before its resend interval (see `queue`'s pick), unless it
-    /// already is.
-    pub(super) fn due_now(&mut self, id: u32, now: Instant) {
-        if let std::collections::hash_map::Entry::Vacant(e) = self.handed_over.entry(id) {
-            e.insert(now);
-            self.resends.push(Reverse((now, id)));
-        }
     }
 }

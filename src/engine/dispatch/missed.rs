@@ -1,5 +1,6 @@
 //! Sends that passed the current leader by while its first handshake was under way: once it
-//! takes sends, in its own turn, they go to it too, through the pacer as resends due now.
+//! takes sends, in its own turn, they go to it too, as copies beside the pace once the sends
+//! that waited for the handshake have gone (see `copies`).
 //!
 //! A new leader's first streams wait for its handshake, up to
 //! [`HANDSHAKE_RIDERS`](crate::engine::liveness::HANDSHAKE_RIDERS) of them (`engine::liveness`);
@@ -62,7 +63,7 @@ impl Dispatcher {
         let ids = std::mem::take(&mut self.missed).ids;
         let n = ids.len();
         for id in ids {
-            self.due_now(id, now);
+            self.copy_beside_riders(id, now);
         }
         if n > 0 {
             log::debug!(

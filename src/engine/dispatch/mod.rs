@@ -7,10 +7,12 @@
 //! The dispatcher is split at its seams: the pace (`rate`), which transaction goes next
 //! (`queue`), its streams to the leaders, grouped per wake-up (`streams`), the sends a
 //! slow leader still holds when the next one's turn begins (`handover`), and those that passed
-//! the current leader by while its first handshake was under way (`missed`), and the sends
-//! that go ahead of a later leader's turn under `--rate max` (`ahead`).
+//! the current leader by while its first handshake was under way (`missed`), both copied in a
+//! lane beside the pace (`copies`), and the sends that go ahead of a later leader's turn under
+//! `--rate max` (`ahead`).
 
 mod ahead;
+mod copies;
 mod handover;
 mod missed;
 mod queue;
@@ -55,11 +57,6 @@ const REFUSED_RECHECK: Duration = Duration::from_millis(100);
 /// waited for a first handshake take to go ([`HANDSHAKE_RIDERS`] of them, a [`RIDER_GAP`]
 /// apart), so that making up does not add to them in the leader's first budget windows.
 const CATCH_UP_AFTER: Duration = RIDER_GAP.saturating_mul(HANDSHAKE_RIDERS);
-/// How long after a leader said it is behind on our streams (and what was owed was forgiven)
-/// the copies for a leader change are not owed: a leader's turn, four slots of 400 ms. They
-/// come exactly when leaders are slow, and making them up would push into the one that just
-/// said it reads no faster.
-const FORGIVEN_FOR: Duration = Duration::from_millis(1_600);
 /// How much faster than the pace owed sends are made up (see [`Pacer::owe_after`]), at most: twice
 /// the pace, so an outage's backlog clears in as long as the outage lasted.
 const CATCH_UP: f64 = 2.0;
@@ -159,12 +156,10 @@ pub(super) struct Dispatcher {
     /// Each transaction send with streams still in flight, by (id, round): a send reached no
     /// leader only when every stream failed.
     rounds: HashMap<(u32, usize), Round>,
-    /// Transactions given a resend due now at a hand-over (see `handover`) or for a leader
-    /// they passed by (see `missed`), until it goes: the moment it was made due, which names
-    /// its entry on `resends`.
+    /// Transactions waiting in the copy lane (see `copies`), and from when they may go.
     handed_over: HashMap<u32, Instant>,
-    /// When what was owed was last forgiven (see [`FORGIVEN_FOR`]).
-    forgiven_at: Option<Instant>,
+    /// The copy lane (see `copies`).
+    copies: copies::Copies,
     /// The sends that passed the current leader by while its first handshake was under way.
     missed: missed::Missed,
     /// The last wake-up that sent (see [`SEND_TICK`]).
@@ -203,7 +198,7 @@ impl Dispatcher {
             resends: BinaryHeap::new(),
             rounds: HashMap::new(),
             handed_over: HashMap::new(),
-            forgiven_at: None,
+            copies: copies::Copies::new(start),
             missed: missed::Missed::default(),
             last_sent_at: None,
             ahead: ahead::Ahead::default(),

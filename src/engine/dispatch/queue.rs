@@ -45,11 +45,16 @@ impl Dispatcher {
                 None => Some(now),
                 Some(t) => Some(self.next_resend_due(store).map_or(t, |r| r.min(t))),
             }
-        }?;
-        let due = work_at.max(self.pacer.next_at());
+        };
+        let paced = work_at.map(|w| w.max(self.pacer.next_at()));
+        // Copies go in their own lane, beside the pace (see `copies`).
+        let due = match (paced, self.next_copy_at(now)) {
+            (Some(p), Some(c)) => p.min(c),
+            (p, c) => p.or(c)?,
+        };
         if leaders.nowhere_to_send(now) {
             // Sends are due and no leader takes them: an outage, owed once it ends.
-            if due <= now {
+            if paced.is_some_and(|p| p <= now) {
                 self.held.get_or_insert_with(Held::default).hold(now);
             }
             // Nowhere to send: wake when a backoff ends or a handshake may have finished (or
@@ -72,14 +77,8 @@ impl Dispatcher {
         None
     }
 
-    /// The transaction to send now, and whether this send is a copy due now for a leader
-    /// change (see `handover` and `missed`) rather than one the pace planned.
-    pub(super) fn pick(
-        &mut self,
-        now: Instant,
-        store: &TxStore,
-        hold: &Hold,
-    ) -> Option<(u32, bool)> {
+    /// The transaction to send now at the pace: a resend due, else the next never-sent one.
+    pub(super) fn pick(&mut self, now: Instant, store: &TxStore, hold: &Hold) -> Option<u32> {
         // Resends first: they are older and closer to expiry.
         while let Some(Reverse((due, id))) = self.resends.peek().copied() {
             if due > now {
@@ -92,29 +91,20 @@ impl Dispatcher {
             if rec.state.is_final() {
                 continue;
             }
-            // A hand-over's resend (see `handover`) comes before its interval; any other entry
-            // younger than its interval is one a hand-over's send replaced.
-            // A copy when this is the entry the hand-over made; any entry of a transaction
-            // with one pending goes as it would have (and the other is then too young).
-            let copy = self.handed_over.get(&id) == Some(&due);
-            let handed_over = self.handed_over.remove(&id).is_some();
-            if !handed_over
-                && rec.last_sent().is_some_and(|t| {
-                    store.since_start(now).saturating_sub(t) < self.resend_interval
-                })
+            // An entry younger than its interval is one a later send (a copy) replaced.
+            if rec
+                .last_sent()
+                .is_some_and(|t| store.since_start(now).saturating_sub(t) < self.resend_interval)
             {
                 continue;
             }
             // Landed below the commitment, about to be declared expired, or the RPC is out so
-            // nobody knows whether it landed: wait, and let first sends have the pace (a
-            // hand-over's resend just goes: the regular one is still due).
+            // nobody knows whether it landed: wait, and let first sends have the pace.
             if rec.seen || (hold.pointless)(rec) || hold.rpc_down {
-                if !handed_over {
-                    self.resend_later(id, now);
-                }
+                self.resend_later(id, now);
                 continue;
             }
-            return Some((id, copy));
+            return Some(id);
         }
         // A never-sent transaction may have finished already (expired, or landed through
         // someone else): drop it. One whose blockhash the node does not take now keeps its
@@ -133,7 +123,7 @@ impl Dispatcher {
                         continue;
                     }
                     self.fresh.remove(i);
-                    return Some((id, false));
+                    return Some(id);
                 }
                 _ => {
                     self.fresh.remove(i);

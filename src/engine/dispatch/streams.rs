@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures::{StreamExt, future::BoxFuture, stream::FuturesUnordered};
 use tokio::time::Instant;
 
-use super::{CATCH_UP_AFTER, Dispatcher, FORGIVEN_FOR, Hold, Round, SENDS_PER_WAKE, Sent};
+use super::{CATCH_UP_AFTER, Dispatcher, Hold, Round, SENDS_PER_WAKE, Sent};
 use crate::engine::{
     follow::follow,
     leaders::{LeaderBook, Target},
@@ -34,8 +34,11 @@ impl Dispatcher {
         }
         self.release_missed(leaders, Instant::now());
         leaders.set_spread(self.spreads());
-        let mut sent = Vec::new();
         let mut streams = Vec::new();
+        let mut sent = self.send_copies(store, leaders, hold, &mut streams);
+        if let Some(s) = sent.last() {
+            self.last_sent_at = Some(s.at);
+        }
         for _ in 0..SENDS_PER_WAKE {
             match self.send_next(store, leaders, hold, &mut streams) {
                 Some(s) => {
@@ -82,21 +85,10 @@ impl Dispatcher {
         if targets.is_empty() {
             return None;
         }
-        let (id, copy) = self.pick(now, store, hold)?;
+        let id = self.pick(now, store, hold)?;
         let sent = self.launch(id, &targets, now, store, leaders, streams)?;
         self.note_missed(id, &targets, leaders);
         self.pacer.consume(now);
-        if copy
-            && self
-                .forgiven_at
-                .is_none_or(|t| now.saturating_duration_since(t) > FORGIVEN_FOR)
-        {
-            // A copy for a leader change takes a place the pace planned for a first send: it
-            // is made up like an outage's, or each turn's copies would push the rest of the
-            // queue later for good (27 at a run's start on three simulated leaders 320 ms away
-            // losing 5%, and the run ended 270 ms behind its pace).
-            self.pacer.owe_send_after(now + CATCH_UP_AFTER);
-        }
         if let Some(held) = self.held.as_mut() {
             held.sent(now);
         }
@@ -248,7 +240,6 @@ impl Dispatcher {
             // catching up would only be throttled or queue more streams it has not read.
             _ if behind || outcome == StreamOutcome::Throttled => {
                 self.pacer.forgive();
-                self.forgiven_at = Some(now);
                 if let Some(held) = self.held.as_mut() {
                     held.throttled = true;
                 }

@@ -195,15 +195,17 @@ async fn sends_that_passed_the_current_leader_by_for_its_handshake_reach_it_in_i
 
 /// Every leader 320 ms away losing 5% (`hostile`): the copies made for the leader changes at
 /// a run's start (the sends that passed the current leader by while its handshake held as many
-/// as may wait, once it answers: `dispatch::missed`) take places the pace planned for first
-/// sends, and those are made up afterwards. At 51e3b36 the 27 copies of this run's start
-/// pushed every later first send 270 ms past its due time, to the end of the run; now the
-/// pace is back on its schedule within a few seconds (by the 300th transaction, at 100 tx/s),
-/// neither behind it nor ahead of it.
+/// as may wait, once it answers: `dispatch::missed`; those still unanswered at each hand-over)
+/// go in a lane beside the pace (`dispatch::copies`), so that no first send of the run is more
+/// than 30 ms past its due time or 20 ms ahead of it. At 51e3b36 the 27 copies of this run's
+/// start took places the pace had planned for first sends and pushed every later one 270 ms
+/// past its due time, to the end of the run; at 96421c9, made up afterwards, they still held
+/// the 100th to the 200th up to 280 ms late, and on the relay's `hostile+4` the 155 copies
+/// for a leader whose first handshake took 1.5 s held the first sends for 1.56 s.
 #[tokio::test(start_paused = true)]
-async fn on_far_lossy_links_the_start_s_copies_do_not_delay_the_rest_of_the_run() {
+async fn on_far_lossy_links_the_start_s_copies_do_not_delay_first_sends() {
     let sent = first_sends_behind(SimLink::new(320, 0.05), 1000).await;
-    let off: Vec<(usize, i128)> = off_schedule(&sent, 300)
+    let off: Vec<(usize, i128)> = off_schedule(&sent, 0)
         .filter(|(_, off)| !(-20..=30).contains(off))
         .collect();
     assert!(

@@ -29,9 +29,9 @@ pub struct RateView {
     /// The rate the pacer is holding now (equals the target when fixed, except while an outage
     /// is made up; the search's current value under `--rate max`).
     pub pacing: f64,
-    /// Sends owed to an outage (time when sends were due and no leader would take them) or to
-    /// the copies sent to a new leader, made up at `pacing` once that is above the target (half
-    /// a second after the hold ended or the copy went); 0 when nothing is owed.
+    /// Sends owed to an outage (time when sends were due and no leader would take them, a
+    /// first handshake's hold included), made up at `pacing` once that is above the target
+    /// (half a second after the hold ended); 0 when nothing is owed.
     pub owed: u64,
     /// Transactions sent ahead of a later leader's turn so far, on top of the pace (under
     /// `--rate max`, unstaked, on three leaders or more: see `engine::dispatch::ahead`).
