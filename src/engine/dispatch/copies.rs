@@ -3,17 +3,20 @@
 //! current leader by while its first handshake was under way (`missed`).
 //!
 //! They are extra streams to a leader that has a budget for them: an unstaked peer's 200 a
-//! second (counted in 100 ms windows), of which the lane takes what [`COPY_SHARE`] of it leaves
-//! beside the pace (making up owed time included) and a first handshake's riders; a staked
-//! peer's budget is far larger, and the lane takes the pace's own rate. Through the pace, as resends due now, they took places
-//! planned for first sends: on the relay's `hostile+4` the 155 copies for a leader whose first
-//! handshake had taken 1.5 s held the run's first sends for 1.56 s, and the transactions behind
-//! them landed up to 4.7 s after they were sent. For [`CATCH_UP_AFTER`] after a leader's first
-//! handshake has ended, the streams that waited for it are released a [`RIDER_GAP`] apart
-//! (see `engine::handshakes::Release`), and the lane takes what they leave. When the pace
-//! leaves no room — an unstaked pace at or
-//! above the share, `--rate max` — no copy is made: the leader would only delay reading them,
-//! and the pace's own streams with them.
+//! second (counted in 100 ms windows), of which the lane takes what [`COPY_SHARE`] of it the
+//! pace (making up owed time included) and a first handshake's riders leave; a staked peer's
+//! budget is far larger, and the lane takes the pace's own rate. Through the pace, as resends
+//! due now, they took places planned for first sends: on the relay's `hostile+4` the 155
+//! copies for a leader whose first handshake had taken 1.5 s held the run's first sends for
+//! 1.56 s, and the transactions behind them landed up to 4.7 s after they were sent. For
+//! [`CATCH_UP_AFTER`] after a leader's first handshake has ended, the streams that waited for
+//! it are released a [`RIDER_GAP`] apart (see `engine::handshakes::Release`), and the lane
+//! takes what they leave.
+//!
+//! The lane is closed when the pace is to be held strictly (`--no-catch-up`), under `--rate
+//! max` (whose closed loop sends what the leaders take), and when the pace leaves no room in
+//! an unstaked budget: copies then go through the pace, ahead of resends and first sends, and
+//! are not owed.
 
 use std::{collections::VecDeque, time::Duration};
 
@@ -92,7 +95,8 @@ impl Dispatcher {
     }
 
     /// Copies a second the lane may make now: the budget's share the pace leaves, unstaked;
-    /// the pace's rate, staked (or not known yet to be unstaked); none under `--rate max`.
+    /// the pace's rate, staked (or not known yet to be unstaked); none under `--rate max` or
+    /// `--no-catch-up` (the lane is closed).
     pub(super) fn copy_rate(&self, now: Instant) -> f64 {
         let pace = self.pacer.pacing(now);
         let riders = if self.copies.riders_until.is_some_and(|t| now < t) {
@@ -100,7 +104,7 @@ impl Dispatcher {
         } else {
             0.0
         };
-        if self.maxrate.is_some() {
+        if self.maxrate.is_some() || !self.catch_up {
             0.0
         } else if self.unstaked {
             (UNSTAKED_BUDGET as f64 * COPY_SHARE - pace - riders).max(0.0)
@@ -114,9 +118,8 @@ impl Dispatcher {
         self.copies.next_at(self.copy_rate(now))
     }
 
-    /// Sends the copies whose time has come, their streams added to `streams`. A copy whose
-    /// transaction finished, landed below the commitment or no longer needs sending is
-    /// dropped; with no room in the budget every copy is.
+    /// Sends the copies whose time has come in the lane, their streams added to `streams`
+    /// (none while it is closed: the pace takes them then, see [`Dispatcher::pop_copy`]).
     pub(super) fn send_copies(
         &mut self,
         store: &mut TxStore,
@@ -128,28 +131,17 @@ impl Dispatcher {
         let rate = self.copy_rate(now);
         let mut sent = Vec::new();
         if rate <= 0.0 {
-            for (_, id) in self.copies.due.drain(..) {
-                self.handed_over.remove(&id);
-            }
             return sent;
         }
         self.copies.refill(rate, now);
-        while let Some(&(not_before, id)) = self.copies.due.front() {
-            if not_before > now || self.copies.tokens < 1.0 {
-                break;
-            }
+        while self.copies.tokens >= 1.0 {
             let targets = leaders.targets(now);
             if targets.is_empty() {
                 break;
             }
-            self.copies.due.pop_front();
-            self.handed_over.remove(&id);
-            let live = store.record(id).is_some_and(|r| {
-                !r.state.is_final() && !r.seen && !(hold.pointless)(r) && !hold.rpc_down
-            });
-            if !live {
-                continue;
-            }
+            let Some(id) = self.pop_copy(now, store, hold) else {
+                break;
+            };
             if let Some(s) = self.launch(id, &targets, now, store, leaders, streams) {
                 self.copies.tokens -= 1.0;
                 self.resend_later(id, now);
@@ -157,5 +149,32 @@ impl Dispatcher {
             }
         }
         sent
+    }
+
+    /// The first copy due now, past those whose transaction finished, landed below the
+    /// commitment or no longer needs sending (dropped).
+    pub(super) fn pop_copy(&mut self, now: Instant, store: &TxStore, hold: &Hold) -> Option<u32> {
+        while let Some(&(not_before, id)) = self.copies.due.front() {
+            if not_before > now {
+                return None;
+            }
+            self.copies.due.pop_front();
+            self.handed_over.remove(&id);
+            let live = store.record(id).is_some_and(|r| {
+                !r.state.is_final() && !r.seen && !(hold.pointless)(r) && !hold.rpc_down
+            });
+            if live {
+                return Some(id);
+            }
+        }
+        None
+    }
+
+    /// While the lane is closed, the first copy's moment: the pace takes it then.
+    pub(super) fn paced_copy_at(&self, now: Instant) -> Option<Instant> {
+        if self.copy_rate(now) > 0.0 {
+            return None;
+        }
+        self.copies.due.front().map(|&(t, _)| t)
     }
 }

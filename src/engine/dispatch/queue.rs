@@ -36,14 +36,18 @@ impl Dispatcher {
         store: &TxStore,
         leaders: &LeaderBook,
     ) -> Option<Instant> {
+        let resend = match (self.next_resend_due(store), self.paced_copy_at(now)) {
+            (Some(r), Some(c)) => Some(r.min(c)),
+            (r, c) => r.or(c),
+        };
         let work_at = if self.fresh.is_empty() {
-            self.next_resend_due(store)
+            resend
         } else {
             // Queued transactions the node refused a moment ago are looked at again shortly,
             // not on every turn of the loop; a due resend goes meanwhile.
             match self.refused_until.filter(|t| *t > now) {
                 None => Some(now),
-                Some(t) => Some(self.next_resend_due(store).map_or(t, |r| r.min(t))),
+                Some(t) => Some(resend.map_or(t, |r| r.min(t))),
             }
         };
         let paced = work_at.map(|w| w.max(self.pacer.next_at()));
@@ -77,8 +81,14 @@ impl Dispatcher {
         None
     }
 
-    /// The transaction to send now at the pace: a resend due, else the next never-sent one.
+    /// The transaction to send now at the pace: a copy for a leader change while the copy
+    /// lane is closed (see `copies`), else a resend due, else the next never-sent one.
     pub(super) fn pick(&mut self, now: Instant, store: &TxStore, hold: &Hold) -> Option<u32> {
+        if self.copy_rate(now) <= 0.0
+            && let Some(id) = self.pop_copy(now, store, hold)
+        {
+            return Some(id);
+        }
         // Resends first: they are older and closer to expiry.
         while let Some(Reverse((due, id))) = self.resends.peek().copied() {
             if due > now {
