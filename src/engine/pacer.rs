@@ -86,9 +86,9 @@ impl Pacer {
         self.owed = (self.owed + held).min(MAX_OWED);
     }
 
-    /// Owes `held` (sends were due while no leader would take them),
-    /// made up from `from` on and not before. What is being made up already goes on; time still
-    /// pending from an earlier call waits for the later of the two moments.
+    /// Owes `held` (sends were due while no leader would take them), made up from `from` on and
+    /// not before. What is being made up already goes on; time still pending from an earlier
+    /// call waits for the later of the two moments.
     pub fn owe_after(&mut self, held: Duration, from: Instant) {
         self.pending = (self.pending + held).min(MAX_OWED);
         self.pending_from = Some(self.pending_from.map_or(from, |f| f.max(from)));

@@ -18,7 +18,10 @@
 //! an unstaked budget: copies then go through the pace, ahead of resends and first sends, and
 //! are not owed.
 
-use std::{collections::VecDeque, time::Duration};
+use std::{
+    collections::{HashSet, VecDeque},
+    time::Duration,
+};
 
 use futures::future::BoxFuture;
 use tokio::time::Instant;
@@ -40,8 +43,10 @@ const BURST: f64 = 2.0;
 /// The lane: copies due, in order, and the tokens that pace them.
 #[derive(Debug)]
 pub(super) struct Copies {
-    /// (not before, id).
-    due: VecDeque<(Instant, u32)>,
+    /// Due now, in the order they were made.
+    due: VecDeque<u32>,
+    /// The same, to make each one copy at most.
+    queued: HashSet<u32>,
     tokens: f64,
     at: Instant,
     /// Until when the streams that waited for a first handshake are being released, a
@@ -53,6 +58,7 @@ impl Copies {
     pub(super) fn new(now: Instant) -> Self {
         Self {
             due: VecDeque::new(),
+            queued: HashSet::new(),
             tokens: BURST,
             at: now,
             riders_until: None,
@@ -61,13 +67,11 @@ impl Copies {
 
     /// When the first copy may go, at `rate` a second: `None` with none due or no rate.
     fn next_at(&self, rate: f64) -> Option<Instant> {
-        let &(not_before, _) = self.due.front()?;
-        if rate <= 0.0 {
+        if self.due.is_empty() || rate <= 0.0 {
             return None;
         }
         let short = (1.0 - self.tokens).max(0.0);
-        let refill = self.at + Duration::from_secs_f64(short / rate);
-        Some(not_before.max(refill))
+        Some(self.at + Duration::from_secs_f64(short / rate))
     }
 
     /// Adds the tokens `rate` earned since the last look.
@@ -79,11 +83,10 @@ impl Copies {
 }
 
 impl Dispatcher {
-    /// `id` goes to the leaders as a copy, from `not_before` on, unless it already waits to.
-    pub(super) fn copy_at(&mut self, id: u32, not_before: Instant) {
-        if let std::collections::hash_map::Entry::Vacant(e) = self.handed_over.entry(id) {
-            e.insert(not_before);
-            self.copies.due.push_back((not_before, id));
+    /// `id` goes to the leaders as a copy now, unless it already waits to.
+    pub(super) fn copy(&mut self, id: u32) {
+        if self.copies.queued.insert(id) {
+            self.copies.due.push_back(id);
         }
     }
 
@@ -91,26 +94,26 @@ impl Dispatcher {
     /// released meanwhile, for [`CATCH_UP_AFTER`], and take their share of its budget.
     pub(super) fn copy_beside_riders(&mut self, id: u32, now: Instant) {
         self.copies.riders_until = Some(now + CATCH_UP_AFTER);
-        self.copy_at(id, now);
+        self.copy(id);
     }
 
     /// Copies a second the lane may make now: the budget's share the pace leaves, unstaked;
     /// the pace's rate, staked (or not known yet to be unstaked); none under `--rate max` or
     /// `--no-catch-up` (the lane is closed).
     pub(super) fn copy_rate(&self, now: Instant) -> f64 {
+        if self.maxrate.is_some() || !self.catch_up {
+            return 0.0;
+        }
         let pace = self.pacer.pacing(now);
+        if !self.unstaked {
+            return pace;
+        }
         let riders = if self.copies.riders_until.is_some_and(|t| now < t) {
             1.0 / RIDER_GAP.as_secs_f64()
         } else {
             0.0
         };
-        if self.maxrate.is_some() || !self.catch_up {
-            0.0
-        } else if self.unstaked {
-            (UNSTAKED_BUDGET as f64 * COPY_SHARE - pace - riders).max(0.0)
-        } else {
-            pace
-        }
+        (UNSTAKED_BUDGET as f64 * COPY_SHARE - pace - riders).max(0.0)
     }
 
     /// When the next copy may go (see [`Copies`]).
@@ -139,7 +142,7 @@ impl Dispatcher {
             if targets.is_empty() {
                 break;
             }
-            let Some(id) = self.pop_copy(now, store, hold) else {
+            let Some(id) = self.pop_copy(store, hold) else {
                 break;
             };
             if let Some(s) = self.launch(id, &targets, now, store, leaders, streams) {
@@ -151,15 +154,11 @@ impl Dispatcher {
         sent
     }
 
-    /// The first copy due now, past those whose transaction finished, landed below the
+    /// The first copy due, past those whose transaction finished, landed below the
     /// commitment or no longer needs sending (dropped).
-    pub(super) fn pop_copy(&mut self, now: Instant, store: &TxStore, hold: &Hold) -> Option<u32> {
-        while let Some(&(not_before, id)) = self.copies.due.front() {
-            if not_before > now {
-                return None;
-            }
-            self.copies.due.pop_front();
-            self.handed_over.remove(&id);
+    pub(super) fn pop_copy(&mut self, store: &TxStore, hold: &Hold) -> Option<u32> {
+        while let Some(id) = self.copies.due.pop_front() {
+            self.copies.queued.remove(&id);
             let live = store.record(id).is_some_and(|r| {
                 !r.state.is_final() && !r.seen && !(hold.pointless)(r) && !hold.rpc_down
             });
@@ -170,11 +169,8 @@ impl Dispatcher {
         None
     }
 
-    /// While the lane is closed, the first copy's moment: the pace takes it then.
+    /// While the lane is closed and a copy is due, now: the pace takes it.
     pub(super) fn paced_copy_at(&self, now: Instant) -> Option<Instant> {
-        if self.copy_rate(now) > 0.0 {
-            return None;
-        }
-        self.copies.due.front().map(|&(t, _)| t)
+        (self.copy_rate(now) <= 0.0 && !self.copies.due.is_empty()).then_some(now)
     }
 }

@@ -10,14 +10,13 @@
 //! would only queue behind them.
 
 use solana_pubkey::Pubkey;
-use tokio::time::Instant;
 
 use super::Dispatcher;
 
 impl Dispatcher {
     /// `leader`'s turn has begun: the sends still unanswered that did not go to it are due now.
     /// Returns how many.
-    pub(in crate::engine) fn hand_over(&mut self, leader: Pubkey, now: Instant) -> usize {
+    pub(in crate::engine) fn hand_over(&mut self, leader: Pubkey) -> usize {
         let mut due: Vec<u32> = self
             .rounds
             .iter()
@@ -27,7 +26,7 @@ impl Dispatcher {
         due.sort_unstable();
         due.dedup();
         for id in &due {
-            self.copy_at(*id, now);
+            self.copy(*id);
         }
         if !due.is_empty() {
             log::debug!(

@@ -156,8 +156,6 @@ pub(super) struct Dispatcher {
     /// Each transaction send with streams still in flight, by (id, round): a send reached no
     /// leader only when every stream failed.
     rounds: HashMap<(u32, usize), Round>,
-    /// Transactions waiting in the copy lane (see `copies`), and from when they may go.
-    handed_over: HashMap<u32, Instant>,
     /// The copy lane (see `copies`).
     copies: copies::Copies,
     /// The sends that passed the current leader by while its first handshake was under way.
@@ -197,7 +195,6 @@ impl Dispatcher {
             fresh: (0..txs as u32).collect(),
             resends: BinaryHeap::new(),
             rounds: HashMap::new(),
-            handed_over: HashMap::new(),
             copies: copies::Copies::new(start),
             missed: missed::Missed::default(),
             last_sent_at: None,

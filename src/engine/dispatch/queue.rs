@@ -36,10 +36,11 @@ impl Dispatcher {
         store: &TxStore,
         leaders: &LeaderBook,
     ) -> Option<Instant> {
-        let resend = match (self.next_resend_due(store), self.paced_copy_at(now)) {
-            (Some(r), Some(c)) => Some(r.min(c)),
-            (r, c) => r.or(c),
-        };
+        let resend = self
+            .next_resend_due(store)
+            .into_iter()
+            .chain(self.paced_copy_at(now))
+            .min();
         let work_at = if self.fresh.is_empty() {
             resend
         } else {
@@ -52,10 +53,7 @@ impl Dispatcher {
         };
         let paced = work_at.map(|w| w.max(self.pacer.next_at()));
         // Copies go in their own lane, beside the pace (see `copies`).
-        let due = match (paced, self.next_copy_at(now)) {
-            (Some(p), Some(c)) => p.min(c),
-            (p, c) => p.or(c)?,
-        };
+        let due = paced.into_iter().chain(self.next_copy_at(now)).min()?;
         if leaders.nowhere_to_send(now) {
             // Sends are due and no leader takes them: an outage, owed once it ends.
             if paced.is_some_and(|p| p <= now) {
@@ -85,7 +83,7 @@ impl Dispatcher {
     /// lane is closed (see `copies`), else a resend due, else the next never-sent one.
     pub(super) fn pick(&mut self, now: Instant, store: &TxStore, hold: &Hold) -> Option<u32> {
         if self.copy_rate(now) <= 0.0
-            && let Some(id) = self.pop_copy(now, store, hold)
+            && let Some(id) = self.pop_copy(store, hold)
         {
             return Some(id);
         }

@@ -30,7 +30,7 @@ impl Dispatcher {
         if let Some(leader) = leaders.take_handover()
             && !leaders.link_full(&leader, Instant::now())
         {
-            self.hand_over(leader, Instant::now());
+            self.hand_over(leader);
         }
         self.release_missed(leaders, Instant::now());
         leaders.set_spread(self.spreads());

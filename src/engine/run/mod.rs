@@ -355,7 +355,7 @@ impl Engine {
         if let Some(leader) = self.leaders.take_handover()
             && !self.leaders.link_full(&leader, Instant::now())
         {
-            self.dispatcher.hand_over(leader, Instant::now());
+            self.dispatcher.hand_over(leader);
         }
     }
 
