@@ -180,3 +180,60 @@ async fn a_replaying_node_holds_the_queue_in_place_and_the_time_is_made_up() {
         out.snapshot.elapsed
     );
 }
+
+/// One leader of three leads three turns in a row (12 slots, 4.8 s) and is dark through all of
+/// them, as `txpace-bench wan`'s `mainnet-dark` node is: what is sent meanwhile goes to the next
+/// leader, which holds it for its turn (a 4.0 leader holds what it reads while its turn is fewer
+/// than 20 slots away). Sending it that leader again before its turn would be a resend nobody
+/// needs, and would take the pace from first sends: none is, and the run keeps the pace.
+#[tokio::test(start_paused = true)]
+async fn what_a_later_leader_holds_for_its_turn_is_not_resent_to_it_before_the_turn() {
+    const TXS: usize = 1_500;
+    let ls = leaders(3);
+    // Turns of 4 slots in this order, from slot 1,000 (a multiple of the 5 turns' 20 slots).
+    let cluster = SimCluster::new(vec![ls[0], ls[1], ls[1], ls[1], ls[2]]);
+    let dark = cluster.addr_of(&ls[1]).expect("an address");
+    let next = cluster.addr_of(&ls[2]).expect("an address");
+    cluster.set_hanging(dark, true);
+    let out = start(
+        &cluster,
+        config(100.0),
+        cluster.transactions(TXS, unique_hash()),
+    )
+    .task
+    .await
+    .expect("engine");
+    let s = &out.snapshot;
+    assert_eq!(s.counts.confirmed, TXS as u64);
+    // The next leader's turns begin 6.4 s into each 8 s round of turns.
+    let turn = |at: Duration| (at + Duration::from_millis(1_600)).as_millis() / 8_000;
+    let mut held: std::collections::HashMap<_, Vec<u128>> = Default::default();
+    for send in cluster
+        .sends()
+        .iter()
+        .filter(|x| x.addr == next && x.accepted)
+    {
+        held.entry(send.signature).or_default().push(turn(send.at));
+    }
+    let again = held
+        .values()
+        .filter(|turns| turns.windows(2).any(|w| w[0] == w[1]))
+        .count();
+    eprintln!(
+        "dark turns: {again} held again before their turn, {} sends, {:?}",
+        s.counts.sends, s.elapsed
+    );
+    assert_eq!(again, 0, "sent again to the leader holding them");
+    // The pace's 15 s and the last landing: 16.8 s when the resends of what the next leader
+    // held took places of the pace, 160 sends more.
+    assert!(
+        s.counts.sends <= TXS as u64 + 10,
+        "{} sends",
+        s.counts.sends
+    );
+    assert!(
+        s.elapsed <= Duration::from_millis(15_500),
+        "{:?}",
+        s.elapsed
+    );
+}

@@ -8,12 +8,14 @@
 //! (`queue`), its streams to the leaders, grouped per wake-up (`streams`), the sends a
 //! slow leader still holds when the next one's turn begins (`handover`), and those that passed
 //! the current leader by while its first handshake was under way (`missed`), both copied in a
-//! lane beside the pace (`copies`), and the sends that go ahead of a later leader's turn under
-//! `--rate max` (`ahead`).
+//! lane beside the pace (`copies`), the resends that leave out a later leader holding the
+//! transaction for its turn (`holders`), and the sends that go ahead of a later leader's turn
+//! under `--rate max` (`ahead`).
 
 mod ahead;
 mod copies;
 mod handover;
+mod holders;
 mod missed;
 mod queue;
 mod rate;
@@ -158,6 +160,8 @@ pub(super) struct Dispatcher {
     rounds: HashMap<(u32, usize), Round>,
     /// The copy lane (see `copies`).
     copies: copies::Copies,
+    /// Transactions a later leader holds for its turn (see `holders`).
+    holders: holders::Holders,
     /// The sends that passed the current leader by while its first handshake was under way.
     missed: missed::Missed,
     /// The last wake-up that sent (see [`SEND_TICK`]).
@@ -196,6 +200,7 @@ impl Dispatcher {
             resends: BinaryHeap::new(),
             rounds: HashMap::new(),
             copies: copies::Copies::new(start),
+            holders: holders::Holders::default(),
             missed: missed::Missed::default(),
             last_sent_at: None,
             ahead: ahead::Ahead::default(),

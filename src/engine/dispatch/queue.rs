@@ -6,8 +6,12 @@ use std::cmp::Reverse;
 
 use tokio::time::Instant;
 
-use super::{Dispatcher, FRESH_SCAN, Held, Hold, REFUSED_RECHECK, SEND_TICK};
-use crate::engine::{leaders::LeaderBook, lifecycle::TxState, store::TxStore};
+use super::{Dispatcher, FRESH_SCAN, Held, Hold, REFUSED_RECHECK, SEND_TICK, holders};
+use crate::engine::{
+    leaders::{LeaderBook, Target},
+    lifecycle::TxState,
+    store::TxStore,
+};
 
 impl Dispatcher {
     /// `id` was sent by an earlier run: it is due again one resend interval from now.
@@ -75,13 +79,22 @@ impl Dispatcher {
                 return Some(due);
             }
             self.resends.pop();
+            self.holders.forget(id);
         }
         None
     }
 
-    /// The transaction to send now at the pace: a copy for a leader change while the copy
-    /// lane is closed (see `copies`), else a resend due, else the next never-sent one.
-    pub(super) fn pick(&mut self, now: Instant, store: &TxStore, hold: &Hold) -> Option<u32> {
+    /// The transaction to send now at the pace to `targets`: a copy for a leader change while
+    /// the copy lane is closed (see `copies`), else a resend due with a leader to go to that
+    /// does not hold it already (see `holders`), else the next never-sent one.
+    pub(super) fn pick(
+        &mut self,
+        now: Instant,
+        store: &TxStore,
+        hold: &Hold,
+        targets: &[Target],
+        leaders: &LeaderBook,
+    ) -> Option<u32> {
         if self.copy_rate(now) <= 0.0
             && let Some(id) = self.pop_copy(store, hold)
         {
@@ -97,6 +110,7 @@ impl Dispatcher {
                 continue;
             };
             if rec.state.is_final() {
+                self.holders.forget(id);
                 continue;
             }
             // An entry younger than its interval is one a later send (a copy) replaced.
@@ -110,6 +124,16 @@ impl Dispatcher {
             // nobody knows whether it landed: wait, and let first sends have the pace.
             if rec.seen || (hold.pointless)(rec) || hold.rpc_down {
                 self.resend_later(id, now);
+                continue;
+            }
+            // Every leader it would go to that answers holds it for its turn already.
+            let lasts = |blocks| (hold.lasts)(rec, blocks);
+            if self
+                .holders
+                .resend_targets(id, targets, leaders, now, lasts)
+                .is_none()
+            {
+                self.resends.push(Reverse((now + holders::RECHECK, id)));
                 continue;
             }
             return Some(id);

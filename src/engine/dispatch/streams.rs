@@ -2,7 +2,7 @@
 //! one spawned task (see [`SEND_TICK`](super::SEND_TICK)), and each outcome fed back to the
 //! leaders' figures, the transaction's send log, the closed loop and the outage's account.
 
-use std::time::Duration;
+use std::{borrow::Cow, time::Duration};
 
 use futures::{StreamExt, future::BoxFuture, stream::FuturesUnordered};
 use tokio::time::Instant;
@@ -85,7 +85,19 @@ impl Dispatcher {
         if targets.is_empty() {
             return None;
         }
-        let id = self.pick(now, store, hold)?;
+        let id = self.pick(now, store, hold, &targets, leaders)?;
+        // A resend leaves out a leader that holds it for its turn (see `holders`).
+        let fewer = store.record(id).and_then(|rec| {
+            let lasts = |blocks| (hold.lasts)(rec, blocks);
+            match self
+                .holders
+                .resend_targets(id, &targets, leaders, now, lasts)
+            {
+                Some(Cow::Owned(fewer)) => Some(fewer),
+                _ => None,
+            }
+        });
+        let targets = fewer.unwrap_or(targets);
         let sent = self.launch(id, &targets, now, store, leaders, streams)?;
         self.note_missed(id, &targets, leaders);
         self.pacer.consume(now);
@@ -205,6 +217,9 @@ impl Dispatcher {
         leaders.on_credit(leader, addr, handed_at.is_some(), credit_wait, now);
         let accepted = (outcome == StreamOutcome::Accepted).then_some(now);
         store.note_stream(id, handed_at, accepted);
+        if accepted.is_some() {
+            self.holders.taken(id, leader, leaders);
+        }
         // Accepted, but only after the leader withheld credit for longer than its reading at
         // its budget's pace explains: it is behind on our streams — a 4.0 leader's throttling,
         // which refuses nothing.

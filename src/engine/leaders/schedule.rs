@@ -19,6 +19,9 @@ pub(super) const SCHEDULE_FETCH: u64 = 400;
 const SCHEDULE_FETCH_MIN: u64 = SLOTS_PER_LEADER;
 /// Refetch when fewer than this many slots of schedule remain ahead.
 const SCHEDULE_MARGIN: u64 = 100;
+/// How far ahead of its turn a 4.0 leader holds what it reads (`HOLD_TRANSACTIONS_SLOT_OFFSET`
+/// in `solana-clock`; the simulator's `HOLD_SLOTS`): past it, it drops them.
+const HOLDS_FOR_SLOTS: u64 = 20;
 /// Schedule kept behind the current slot, to attribute landings to leaders.
 const SCHEDULE_KEEP_BEHIND: u64 = 2_000;
 
@@ -108,6 +111,18 @@ impl LeaderBook {
 
     pub fn leader_at(&self, slot: u64) -> Option<Pubkey> {
         self.schedule.get(&slot).copied()
+    }
+
+    /// The first slot of `leader`'s next turn while that turn has yet to begin and begins
+    /// within the 20 slots a 4.0 leader holds what it reads for (see `ahead`): a transaction it
+    /// takes now waits in it for that slot. `None` with `--tpu`, where the address is not a
+    /// leader's, and for a leader the window does not list.
+    pub fn turn_ahead(&self, leader: &Pubkey) -> Option<u64> {
+        if self.pinned.is_some() || self.slot == 0 {
+            return None;
+        }
+        let (_, first, _) = self.window.iter().find(|(l, _, _)| l == leader)?;
+        (*first > self.slot && *first < self.slot + HOLDS_FOR_SLOTS).then_some(*first)
     }
 
     /// Distinct leaders the window lists, the current one included: the fan-out and

@@ -73,6 +73,11 @@ impl LeaderBook {
         out
     }
 
+    /// Whether `addr` is known to answer now (see `Liveness::answers`).
+    pub fn answers(&self, addr: SocketAddr, now: Instant) -> bool {
+        self.liveness.answers(addr, now)
+    }
+
     pub(super) fn may_send(&self, addr: SocketAddr, now: Instant) -> bool {
         let probing = self
             .backoff

@@ -30,6 +30,26 @@ fn the_window_follows_the_slot_and_the_schedule() {
     );
 }
 
+/// A leader holds what it reads for its turn while that turn has yet to begin and is fewer
+/// than 20 slots away: not the current leader, nor one whose turn is farther.
+#[test]
+fn a_turn_ahead_is_one_yet_to_begin_within_the_slots_a_leader_holds_for() {
+    let ls: Vec<Pubkey> = (0..8).map(|_| Pubkey::new_unique()).collect();
+    let mut b = book_with(&ls);
+    b.set_slot(101);
+    assert_eq!(b.turn_ahead(&ls[0]), None, "the current leader");
+    assert_eq!(b.turn_ahead(&ls[1]), Some(104));
+    assert_eq!(b.turn_ahead(&ls[4]), Some(116));
+    assert_eq!(b.turn_ahead(&ls[5]), None, "20 slots away");
+    b.set_slot(104);
+    assert_eq!(b.turn_ahead(&ls[1]), None, "its turn has begun");
+    assert_eq!(b.turn_ahead(&ls[5]), Some(120));
+    let mut pinned = LeaderBook::new(1, Some(SocketAddr::from(([127, 0, 0, 1], 9000))));
+    pinned.set_slot(100);
+    pinned.add_schedule(100, &[ls[0], ls[0], ls[0], ls[0], ls[1]]);
+    assert_eq!(pinned.turn_ahead(&ls[1]), None, "--tpu");
+}
+
 fn book_with(leaders: &[Pubkey]) -> LeaderBook {
     let mut b = LeaderBook::new(1, None);
     b.set_slot(100);
