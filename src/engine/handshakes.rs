@@ -250,15 +250,16 @@ impl<E: Clone> Failed<E> {
     }
 }
 
-/// Between two streams that waited for a leader's handshake, as they go once it ends: the
+/// Between two streams that waited for a leader's handshake and admission, as they go once it
+/// grants the connection its first stream credit: the
 /// streams of one 100 ms window of a 4.0 leader's unstaked budget (20) spread over two windows,
 /// so that these and the pace's own streams (100 a second at the default pace) stay within
 /// its 200 a second. Released at once they reached it together and over a window's budget,
 /// and the leader read those past the 20th a window later (counted as delayed).
 pub const RIDER_GAP: Duration = Duration::from_micros(12_500);
 
-/// When each stream that waited for one leader's handshake goes: the first at once, each
-/// next [`RIDER_GAP`] after the one before (see `liveness` for how many wait).
+/// When each stream that waited for one leader's handshake and admission goes: the first at
+/// once, each next [`RIDER_GAP`] after the one before (see `liveness` for how many wait).
 #[derive(Debug, Default)]
 pub struct Release {
     next: Option<Instant>,

@@ -14,8 +14,9 @@
 //!
 //! A silent address gets a stream only when none of its streams is in flight. A new one —
 //! no stream of it has reached the wire, none has failed — takes up to [`HANDSHAKE_RIDERS`]
-//! while its first connection's handshake is under way: they wait for that handshake and
-//! reach the leader as it ends, spaced to its budget (`engine::handshakes::Release`). They
+//! while its first connection's handshake is under way: they wait for that handshake and the
+//! leader's admission (its first stream credit), and reach it then, spaced to its budget
+//! (`engine::handshakes::Release`). They
 //! count on it to deliver only once it answered (see `LeaderBook::targets`), so each also goes
 //! to a leader known to answer; and a leader whose TPU is dark, which never completes a
 //! handshake, swallows no more than that before its failure says so (the sends waiting behind a failed handshake fail with it:
@@ -46,7 +47,7 @@ use super::{
 
 /// Streams a new address may hold while its first handshake is under way: what the pace
 /// makes in 400 ms at 100 tx/s, about what a handshake and the leader's first stream credit
-/// take on a 230 ms link (two round trips). They go once it ends, a
+/// take on a 230 ms link (two round trips). They go once the leader admits the connection, a
 /// [`RIDER_GAP`](crate::engine::handshakes::RIDER_GAP) apart so that they and the pace stay
 /// within the leader's budget (`handshakes::Release`): the last leaves half a second after it.
 /// A leader whose TPU is dark takes no more than these before its failure says so, and each

@@ -130,7 +130,7 @@ pub(super) fn grow(inner: &Arc<Inner>, peer: &Arc<Peer>, addr: SocketAddr) {
 }
 
 /// How often a new connection is looked at until the leader has admitted it.
-const ADMISSION_POLL: Duration = Duration::from_millis(5);
+pub(super) const ADMISSION_POLL: Duration = Duration::from_millis(5);
 
 /// Waits until the leader has admitted `pooled` (see [`Pooled::admitted`]: at most two round
 /// trips) and wakes the streams waiting for credit, which may move to it.

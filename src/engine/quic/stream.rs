@@ -14,7 +14,7 @@ use quinn::{VarInt, WriteError};
 
 use super::{
     CLOSE_SILENT, Inner, Peer, classify,
-    connect::{connection, drop_connection, grow},
+    connect::{ADMISSION_POLL, connection, drop_connection, grow},
     lock,
     pool::{MAX_CONNECTIONS, Pooled},
     probe::PROBE_AFTER,
@@ -94,8 +94,8 @@ pub(super) async fn send_on(
     }
 }
 
-/// The pool's pick for a stream; else a new connection, which the stream waits for and then
-/// goes in its turn (see `Release`).
+/// The pool's pick for a stream; else a new connection, which the stream waits for (and then
+/// for the leader to admit it: see `stream_on`).
 async fn pick_or_connect(
     inner: &Inner,
     peer: &Peer,
@@ -104,10 +104,7 @@ async fn pick_or_connect(
     if let Some(pooled) = peer.pool.pick() {
         return Ok(pooled);
     }
-    let pooled = connection(inner, peer, addr).await?;
-    let at = lock(&peer.release).slot(tokio::time::Instant::now());
-    tokio::time::sleep_until(at).await;
-    Ok(pooled)
+    connection(inner, peer, addr).await
 }
 
 /// One attempt of a stream, on `pooled` (or on a connection that joins the pool while it
@@ -139,6 +136,9 @@ async fn stream_on(
     let mut admitted = pooled.admitted();
     let asked = tokio::time::Instant::now();
     let until = asked + stall;
+    if !admitted {
+        admission(peer, &pooled, until).await;
+    }
     // Set once `open_uni` had to wait: the stream's wait for credit (see `Handoff`).
     let mut waited = None;
     let opened = loop {
@@ -250,6 +250,25 @@ async fn stream_on(
         Err(quinn::StoppedError::ConnectionLost(c)) => Err(lost(peer, &pooled, &c)),
         Err(other) => Err(SendError::Stream(other.to_string()).into()),
     }
+}
+
+/// Waits for the leader to admit `pooled` (its first stream credit: see [`Pooled::admitted`]),
+/// until `until` at the latest, and then for this stream's turn among those that waited so
+/// (see `Release`). A 4.0 leader grants a new connection credit a round trip after our side
+/// of its handshake ended; spaced at the handshake's end but opened as the credit came, the
+/// 40 streams sent during a first handshake on the relay's `apac` link went within a
+/// millisecond, twice a window's budget. Spaced once opened, the first ones to wait left the
+/// leader reading nothing while later streams queued behind them (it accepts a connection's
+/// streams in order, one at a time), and it read those late.
+async fn admission(peer: &Peer, pooled: &Pooled, until: tokio::time::Instant) {
+    while !pooled.admitted() {
+        if pooled.conn.close_reason().is_some() || tokio::time::Instant::now() >= until {
+            return;
+        }
+        tokio::time::sleep(ADMISSION_POLL).await;
+    }
+    let at = lock(&peer.release).slot(tokio::time::Instant::now());
+    tokio::time::sleep_until(at).await;
 }
 
 /// `pooled`'s connection was lost with `reason`: it leaves the pool, and the stream's failure

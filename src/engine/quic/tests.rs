@@ -53,7 +53,7 @@ pub(super) fn server_endpoint() -> Endpoint {
 
 /// A TPU server's endpoint on loopback; `uni_streams`: the concurrent streams it grants a
 /// connection in the handshake, when not quinn's default.
-fn server_endpoint_granting(uni_streams: Option<u32>) -> Endpoint {
+pub(super) fn server_endpoint_granting(uni_streams: Option<u32>) -> Endpoint {
     Endpoint::server(
         server_config(uni_streams),
         SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
