@@ -326,6 +326,7 @@ pub(super) mod tests {
             node: 0,
             spec: "rtt:230ms".into(),
             set_rtt_ms: 230.0,
+            relay_rtt_ms: None,
             set_loss: 0.0,
             relay_loss: None,
             srtt_ms: None,
