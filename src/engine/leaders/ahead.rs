@@ -62,7 +62,8 @@ impl LeaderBook {
     /// [`AHEAD_SLOTS`], nearest first: each one a send may go to now (no backoff, not silent),
     /// with room on the wire (our streams to it did not wait on our side). None with
     /// `--tpu` or before the slot is known; not one with a stream of ours in flight and not
-    /// yet known to answer (see [`AheadLeader::answers`]); not the leader that joins the
+    /// yet known to answer (see [`AheadLeader::answers`]), nor one the streams that waited for
+    /// its handshake are still going out to (`Liveness::releasing`); not the leader that joins the
     /// pace's targets at the current turn's end once the pace's sends are about to reach it
     /// (see [`BUDGET_WINDOW`]).
     pub fn ahead(&self, now: Instant) -> Vec<AheadLeader> {
@@ -101,6 +102,7 @@ impl LeaderBook {
                 let opening = self.liveness.in_flight(addr) == 0;
                 let ready = self.may_send(addr, now)
                     && !self.own_waited(&addr, now)
+                    && !self.liveness.releasing(addr, now)
                     && (opening || answers);
                 ready.then(|| AheadLeader {
                     leader,

@@ -41,6 +41,7 @@ use std::{collections::HashMap, net::SocketAddr, time::Duration};
 use tokio::time::Instant;
 
 use super::{
+    handshakes::RIDER_GAP,
     link::{LinkTiming, RttEstimator},
     net::{Handoff, StreamOutcome},
 };
@@ -49,7 +50,7 @@ use super::{
 /// makes in 400 ms at 100 tx/s, about what a handshake and the leader's first stream credit
 /// take on a 230 ms link (two round trips). They go once the leader admits the connection, a
 /// [`RIDER_GAP`](crate::engine::handshakes::RIDER_GAP) apart so that they and the pace stay
-/// within the leader's budget (`handshakes::Release`): the last leaves half a second after it.
+/// within the leader's budget (`handshakes::Release`): the last leaves 0.8 s after it.
 /// A leader whose TPU is dark takes no more than these before its failure says so, and each
 /// also goes to a leader that answers. With 10 (half a 100 ms window's budget, released
 /// together), on the relay's `mainnet` profiles the run's transactions 11–20 went only to the
@@ -63,6 +64,9 @@ pub const HANDSHAKE_RIDERS: u32 = 40;
 struct Link {
     in_flight: u32,
     proven: bool,
+    /// Until when the streams that waited for its handshake may still be going out, a rider
+    /// gap apart, after its first answer (see [`Liveness::releasing`]).
+    releasing_until: Option<Instant>,
     /// A stream of it failed to connect or timed out since it last answered: reaching the
     /// wire (on a connection that may be the one that failed) proves nothing then; only an
     /// answer does.
@@ -113,6 +117,17 @@ impl Liveness {
         self.links
             .get(&addr)
             .is_some_and(|l| l.connecting() && l.in_flight >= HANDSHAKE_RIDERS)
+    }
+
+    /// Whether the streams that waited for `addr`'s handshake may still be going out to it, a
+    /// rider gap apart (`engine::handshakes::Release`): from its first answer, as many gaps as
+    /// streams were still in flight then. Sends made for it meanwhile would reach it in the
+    /// same 100 ms windows as they do.
+    pub fn releasing(&self, addr: SocketAddr, now: Instant) -> bool {
+        self.links
+            .get(&addr)
+            .and_then(|l| l.releasing_until)
+            .is_some_and(|t| now < t)
     }
 
     /// Streams to `addr` waiting for an answer.
@@ -212,6 +227,9 @@ impl Liveness {
         link.in_flight = link.in_flight.saturating_sub(1);
         match outcome {
             StreamOutcome::Accepted | StreamOutcome::Throttled => {
+                if !link.proven && link.in_flight > 0 {
+                    link.releasing_until = Some(Instant::now() + RIDER_GAP * link.in_flight);
+                }
                 link.proven = true;
                 link.failed = false;
                 link.clear_wait();

@@ -237,3 +237,29 @@ fn streams_not_handed_off_do_not_count_toward_silence() {
     );
     assert_eq!(l.newly_silent(t + SILENCE * 11), vec![addr()]);
 }
+
+/// The streams still in flight when a new address first answers are its riders going out a
+/// rider gap apart: it is `releasing` for as many gaps, and not before its first answer, nor
+/// at a later one.
+#[tokio::test(start_paused = true)]
+async fn a_first_answer_with_riders_in_flight_starts_their_release() {
+    let mut l = near();
+    for _ in 0..5 {
+        l.on_sent(addr(), h(Instant::now()));
+    }
+    assert!(!l.releasing(addr(), Instant::now()), "no answer yet");
+    l.on_result(addr(), StreamOutcome::Accepted);
+    let t = Instant::now();
+    assert!(l.releasing(addr(), t));
+    assert!(l.releasing(addr(), t + RIDER_GAP * 4 - Duration::from_millis(1)));
+    assert!(
+        !l.releasing(addr(), t + RIDER_GAP * 4),
+        "four were left in flight"
+    );
+    tokio::time::advance(RIDER_GAP * 5).await;
+    l.on_result(addr(), StreamOutcome::Accepted);
+    assert!(
+        !l.releasing(addr(), Instant::now()),
+        "a later answer starts no release"
+    );
+}

@@ -6,7 +6,7 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 
 use quinn::Connection;
 
-use super::{Inner, Peer, classify, lock, pool::Pooled, set_state};
+use super::{FirstWaiters, Inner, Peer, classify, lock, pool::Pooled, set_state};
 use crate::engine::{
     handshakes::Reading,
     net::{LinkState, SendError},
@@ -14,15 +14,16 @@ use crate::engine::{
 
 /// A connection to `addr` for one more stream: the pool's pick (see `Pool::pick`), else a new
 /// one (a handshake concurrent sends share: one that failed fails them all, see
-/// `engine::handshakes::Failed`).
+/// `engine::handshakes::Failed`; with others beside it as more wait, see `first`).
 pub(super) async fn connection(
-    inner: &Inner,
-    peer: &Peer,
+    inner: &Arc<Inner>,
+    peer: &Arc<Peer>,
     addr: SocketAddr,
 ) -> Result<Arc<Pooled>, SendError> {
     if let Some(p) = peer.pool.pick() {
         return Ok(p);
     }
+    let _waiting = FirstWaiters::wait(inner, peer, addr);
     let ticket = lock(&peer.failed).ticket();
     let _one = peer.connecting.lock().await;
     if let Some(p) = peer.pool.pick() {
@@ -43,8 +44,12 @@ pub(super) async fn connection(
 }
 
 /// One handshake to `addr`, its connection added to the pool. The caller holds
-/// `peer.connecting`.
-async fn connect(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Arc<Pooled>, SendError> {
+/// `peer.connecting`, or starts it beside the first one (see `first`).
+pub(super) async fn connect(
+    inner: &Inner,
+    peer: &Peer,
+    addr: SocketAddr,
+) -> Result<Arc<Pooled>, SendError> {
     let first = peer.pool.is_empty();
     let started = tokio::time::Instant::now();
     let answered_before = peer.pool.last_answer();
@@ -134,7 +139,7 @@ pub(super) const ADMISSION_POLL: Duration = Duration::from_millis(5);
 
 /// Waits until the leader has admitted `pooled` (see [`Pooled::admitted`]: at most two round
 /// trips) and wakes the streams waiting for credit, which may move to it.
-async fn announce_admission(peer: &Peer, pooled: &Pooled) {
+pub(super) async fn announce_admission(peer: &Peer, pooled: &Pooled) {
     while !pooled.admitted() {
         if pooled.conn.close_reason().is_some() {
             return;

@@ -51,10 +51,13 @@ use stream::send_on;
 
 mod connect;
 mod figures;
+mod first;
 mod pool;
 mod probe;
 mod runs;
 mod stream;
+
+use first::FirstWaiters;
 
 /// ALPN of the Solana TPU's QUIC server.
 pub const ALPN_TPU: &[u8] = b"solana-tpu";
@@ -120,8 +123,10 @@ pub enum QuicSetupError {
 struct Peer {
     state: Mutex<LinkState>,
     /// Held across a handshake: concurrent sends share one, and the pool grows by one at a
-    /// time.
+    /// time (but for the first connections, see `first`).
     connecting: tokio::sync::Mutex<()>,
+    /// The streams waiting for the first handshake, and the handshakes started beside it.
+    first: FirstWaiters,
     /// The handshakes that failed: a send that waited for one fails with it.
     failed: Mutex<Failed<SendError>>,
     /// When each send that waited for a handshake goes once it ends (spaced to the leader's
@@ -296,6 +301,7 @@ impl QuicTransport {
             Arc::new(Peer {
                 state: Mutex::new(LinkState::Idle),
                 connecting: tokio::sync::Mutex::new(()),
+                first: FirstWaiters::default(),
                 failed: Mutex::default(),
                 release: Mutex::default(),
                 pool: Pool::default(),

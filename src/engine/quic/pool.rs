@@ -8,8 +8,8 @@
 //! the wait was read as the leader's. Agave's legacy client, with a pool of connections per
 //! leader, stays on the pace there. So a leader gets a pool here too:
 //!
-//! - a connection is added only once every other has answered a stream: a leader that closes
-//!   the newest as one too many (below) says so before the next one is opened;
+//! - a connection is added only once every other has answered a stream (the first ones aside,
+//!   see `first`): a leader that closes the newest as one too many says so before the next;
 //! - a stream goes on the live connection with the fewest of our streams (waiting or
 //!   unanswered) — on a link that loses datagrams, for a run of five consecutive streams, so
 //!   that a burst of losses holds back one connection's streams, not every connection's (see
@@ -145,9 +145,9 @@ impl Pooled {
         lost > self.lost_seen.swap(lost, Ordering::SeqCst)
     }
 
-    /// Whether it carries more than [`SPREAD_STREAMS`] of our streams.
-    pub(super) fn crowded(&self) -> bool {
-        self.streams.load(Ordering::SeqCst) > SPREAD_STREAMS
+    /// Our streams on it now (see [`Pooled::claim`]).
+    pub(super) fn load(&self) -> usize {
+        self.streams.load(Ordering::SeqCst)
     }
 
     /// Waits until [`Pooled::has_room`] (or the connection closed: opening on it then fails).

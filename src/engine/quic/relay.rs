@@ -66,6 +66,18 @@ pub(super) async fn start_with(
     loss: Loss,
     first: usize,
 ) -> SocketAddr {
+    start_seeded(server, rtt, loss, first, 0x5eed).await
+}
+
+/// [`start_with`], its losses drawn from a generator seeded with `seed`: another seed,
+/// another pattern of losses through the same link.
+pub(super) async fn start_seeded(
+    server: SocketAddr,
+    rtt: Duration,
+    loss: Loss,
+    first: usize,
+    seed: u64,
+) -> SocketAddr {
     let front = Arc::new(
         UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
             .await
@@ -78,7 +90,7 @@ pub(super) async fn start_with(
     );
     let addr = front.local_addr().expect("relay address");
     let client: Arc<Mutex<Option<SocketAddr>>> = Arc::default();
-    let rng = Arc::new(Mutex::new(0x5eed_u64));
+    let rng = Arc::new(Mutex::new(seed));
     let (up, down) = (
         Arc::new(Mutex::new(Chain::new(loss))),
         Arc::new(Mutex::new(Chain::new(loss))),

@@ -16,7 +16,7 @@ use super::{
     CLOSE_SILENT, Inner, Peer, classify,
     connect::{ADMISSION_POLL, connection, drop_connection, grow},
     lock,
-    pool::{MAX_CONNECTIONS, Pooled},
+    pool::{MAX_CONNECTIONS, Pooled, SPREAD_STREAMS},
     probe::PROBE_AFTER,
 };
 use crate::engine::net::{Handoff, SendError};
@@ -97,8 +97,8 @@ pub(super) async fn send_on(
 /// The pool's pick for a stream; else a new connection, which the stream waits for (and then
 /// for the leader to admit it: see `stream_on`).
 async fn pick_or_connect(
-    inner: &Inner,
-    peer: &Peer,
+    inner: &Arc<Inner>,
+    peer: &Arc<Peer>,
     addr: SocketAddr,
 ) -> Result<Arc<Pooled>, SendError> {
     if let Some(pooled) = peer.pool.pick() {
@@ -122,7 +122,7 @@ async fn stream_on(
     // off before it has room. Having to wait, or a crowded connection on a lossy link, asks
     // for another connection (see `pool`).
     let roomy = pooled.has_room(wire.len());
-    if !roomy || (pooled.crowded() && peer.pool.lossy()) {
+    if !roomy || (pooled.load() > SPREAD_STREAMS && peer.pool.lossy()) {
         grow(inner, peer, addr);
     }
     if !roomy {
@@ -138,6 +138,16 @@ async fn stream_on(
     let until = asked + stall;
     if !admitted {
         admission(peer, &pooled, until).await;
+        // The first connections were opened side by side (see `first`): at its turn, a
+        // stream that waited goes on the least loaded one the leader has admitted.
+        if let Some(other) = peer.pool.least_loaded()
+            && other.admitted()
+            && other.load() + 1 < pooled.load()
+        {
+            claim = other.claim();
+            admitted = true;
+            pooled = other;
+        }
     }
     // Set once `open_uni` had to wait: the stream's wait for credit (see `Handoff`).
     let mut waited = None;

@@ -31,7 +31,8 @@ pub struct RateView {
     pub pacing: f64,
     /// Sends owed to an outage (time when sends were due and no leader would take them, a
     /// first handshake's hold included), made up at `pacing` once that is above the target
-    /// (half a second after the hold ended); 0 when nothing is owed.
+    /// (once the streams that waited for the first handshake have gone, 0.8 s after the hold
+    /// ended); 0 when nothing is owed.
     pub owed: u64,
     /// Transactions sent ahead of a later leader's turn so far, on top of the pace (under
     /// `--rate max`, unstaked, on three leaders or more: see `engine::dispatch::ahead`).
