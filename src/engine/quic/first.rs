@@ -7,9 +7,10 @@
 //! streams for an unstaked address). The pool spreads a lossy link's streams over
 //! connections (see `pool`), but it grows one handshake at a time, and only once the link has
 //! lost something: at a run's start one connection carried the streams that waited for the
-//! first handshake and the pace, and its first repair released 21–39 of them at once. On the
-//! relay's `apac` profile every one of a run's 12 delayed streams was read in its first 1.5 s
-//! (traced at 1b954fc).
+//! first handshake and the pace, and its first repair released 20 or more of them at once.
+//! The leaders of the relay's `apac` profile delayed 9–12 of a run's streams (at 55d4ac4 and
+//! 1b954fc); their own log of them, in a run with the first connections opened one per six
+//! waiting streams, put all of its 11 in the first 1.7 s, 9 from one connection.
 //!
 //! How many streams wait for the first handshake is itself the measure that matters: the pace
 //! times the handshake's time, about what one connection would hold back in a repair. So for

@@ -191,11 +191,11 @@ async fn the_streams_that_waited_for_admission_reach_the_leader_within_its_budge
 /// releases at once the streams a lost datagram held back on its connection, beside the
 /// riders and the pace on the others. With one connection until the first loss showed the
 /// link lossy and the riders 12.5 ms apart, what the first repair released went over a
-/// window's 20 in three or four of the four patterns (2–4 streams delayed in each), as on the
-/// relay's `apac` profile at 1b954fc, where the leaders delayed 9–12 of a run's streams, all
-/// in its first 1.7 s. With the first connections opened side by side (`first`) and the
-/// riders 20 ms apart, none was delayed in sixteen; more than one pattern of four with a
-/// delay fails (timers on a loaded machine bunch streams too).
+/// window's 20 in three or four of the four patterns (2–4 streams delayed in each), as the
+/// leaders of the relay's `apac` profile delayed 9–12 of a run's streams at its start (see
+/// `first`). With the first connections opened side by side (`first`) and the riders 20 ms
+/// apart, none was delayed in sixteen; more than one pattern of four with a delay fails
+/// (timers on a loaded machine bunch streams too).
 #[tokio::test]
 async fn the_streams_that_waited_for_admission_leave_room_for_a_repair() {
     let mut delayed = Vec::new();
