@@ -45,11 +45,7 @@ pub(super) async fn connection(
 
 /// One handshake to `addr`, its connection added to the pool. The caller holds
 /// `peer.connecting`, or starts it beside the first one (see `first`).
-pub(super) async fn connect(
-    inner: &Inner,
-    peer: &Peer,
-    addr: SocketAddr,
-) -> Result<Arc<Pooled>, SendError> {
+async fn connect(inner: &Inner, peer: &Peer, addr: SocketAddr) -> Result<Arc<Pooled>, SendError> {
     let first = peer.pool.is_empty();
     let started = tokio::time::Instant::now();
     let answered_before = peer.pool.last_answer();
@@ -127,11 +123,22 @@ pub(super) fn grow(inner: &Arc<Inner>, peer: &Arc<Peer>, addr: SocketAddr) {
         if !peer.pool.may_grow(tokio::time::Instant::now()) {
             return;
         }
-        match connect(&inner, &peer, addr).await {
-            Ok(pooled) => announce_admission(&peer, &pooled).await,
-            Err(e) => log::debug!("one more connection to {addr} failed: {e}"),
+        if let Err(e) = join_pool(&inner, &peer, addr).await {
+            log::debug!("one more connection to {addr} failed: {e}");
         }
     });
+}
+
+/// One more connection to `addr` beside those the streams are on: a handshake, and then the
+/// leader's admission, which wakes the streams waiting for credit (they may move to it).
+pub(super) async fn join_pool(
+    inner: &Inner,
+    peer: &Peer,
+    addr: SocketAddr,
+) -> Result<(), SendError> {
+    let pooled = connect(inner, peer, addr).await?;
+    announce_admission(peer, &pooled).await;
+    Ok(())
 }
 
 /// How often a new connection is looked at until the leader has admitted it.
@@ -139,7 +146,7 @@ pub(super) const ADMISSION_POLL: Duration = Duration::from_millis(5);
 
 /// Waits until the leader has admitted `pooled` (see [`Pooled::admitted`]: at most two round
 /// trips) and wakes the streams waiting for credit, which may move to it.
-pub(super) async fn announce_admission(peer: &Peer, pooled: &Pooled) {
+async fn announce_admission(peer: &Peer, pooled: &Pooled) {
     while !pooled.admitted() {
         if pooled.conn.close_reason().is_some() {
             return;

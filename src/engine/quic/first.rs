@@ -70,9 +70,8 @@ impl FirstWaiters {
         {
             let (inner, peer) = (inner.clone(), peer.clone());
             tokio::spawn(async move {
-                match connect::connect(&inner, &peer, addr).await {
-                    Ok(pooled) => connect::announce_admission(&peer, &pooled).await,
-                    Err(e) => log::debug!("a connection to {addr} beside the first failed: {e}"),
+                if let Err(e) = connect::join_pool(&inner, &peer, addr).await {
+                    log::debug!("a connection to {addr} beside the first failed: {e}");
                 }
             });
         }
