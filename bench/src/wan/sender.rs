@@ -33,6 +33,19 @@ impl Sender {
     }
 }
 
+/// A contender by its short name on the command line (`--senders`).
+pub(crate) fn parse(name: &str) -> Result<Sender, String> {
+    match name {
+        "txpace" => Ok(Sender::Txpace),
+        "legacy" => Ok(Sender::Legacy),
+        "next" => Ok(Sender::Next),
+        "rpc" => Ok(Sender::Rpc),
+        other => Err(format!(
+            "no contender {other:?}: the contenders are txpace, legacy, next and rpc"
+        )),
+    }
+}
+
 /// Every other round runs the contenders in reverse, so none always meets the wire first.
 pub(super) fn order(round: u32) -> [Sender; 4] {
     let mut senders = [Sender::Txpace, Sender::Legacy, Sender::Next, Sender::Rpc];
@@ -45,6 +58,16 @@ pub(super) fn order(round: u32) -> [Sender; 4] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn contenders_are_named_by_their_short_names() {
+        assert_eq!(parse("next"), Ok(Sender::Next));
+        assert!(
+            parse("agave")
+                .unwrap_err()
+                .contains("txpace, legacy, next and rpc")
+        );
+    }
 
     #[test]
     fn the_order_alternates_between_rounds() {
