@@ -99,6 +99,16 @@ pub(super) fn add(family: &mut AddFamily<'_>) {
         },
     );
     family(
+        "txpace_leader_most_streams_per_100ms",
+        "The most streams sent to each leader within any 100 ms (a 4.0 leader's unstaked budget is 20)",
+        Gauge,
+        &|r, p| {
+            per_leader(r, p, |l| {
+                Some(Value::Gauge(f64::from(l.link.most_streams_per_100ms)))
+            })
+        },
+    );
+    family(
         "txpace_leader_credit_streams",
         "Streams to each leader that got or waited for stream credit",
         Counter,

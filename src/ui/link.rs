@@ -2,8 +2,12 @@
 //! detail and the header: every figure as measured, "–" where nothing was.
 //!
 //! ```text
-//! far · rtt 320 ±41 ms · loss 0.0% of 1,204 · credit waits 0% · handshake 662 ms · 1 new/min · closes –
+//! far · rtt 320 ±41 ms · loss 0.0% of 1,204 · credit waits 0% · handshake 662 ms · 1 new/min · most 12/100 ms · closes –
 //! ```
+//!
+//! "most 12/100 ms" is the most streams txpace sent the leader within any 100 ms, against the
+//! 20 a 4.0 leader reads of an unstaked peer in one: delays for the budget with it well under
+//! 20 were the link's bunching, not our pace.
 
 use std::time::Duration;
 
@@ -73,9 +77,11 @@ pub fn summary(l: &LinkView) -> String {
         c => c,
     };
     format!(
-        "{} · {rtt} · {loss} · {credit} · {handshake}{timeouts} · {} new/min · closes {closes}",
+        "{} · {rtt} · {loss} · {credit} · {handshake}{timeouts} · {} new/min · most {}/100 ms · \
+         closes {closes}",
         verdict(l),
-        l.new_connections_per_minute
+        l.new_connections_per_minute,
+        l.most_streams_per_100ms
     )
 }
 

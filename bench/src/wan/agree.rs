@@ -56,6 +56,8 @@ pub(crate) struct NodeLink {
     pub srtt_ms: Option<f64>,
     pub sent_packets: u64,
     pub lost_packets: u64,
+    /// Its report's `most_streams_per_100ms` (a node's unstaked budget: 20 a 100 ms window).
+    pub most_per_100ms: u64,
     pub verdict: Option<String>,
 }
 
@@ -171,6 +173,7 @@ pub(crate) fn node_links(
                 srtt_ms: link.and_then(|l| l["srtt_ms"].as_f64()),
                 sent_packets: field("sent_packets"),
                 lost_packets: field("lost_packets"),
+                most_per_100ms: field("most_streams_per_100ms"),
                 verdict: link.and_then(|l| l["verdict"].as_str()).map(str::to_string),
             })
         })
@@ -242,6 +245,7 @@ pub(crate) fn section(runs: &[(String, u32, Vec<NodeLink>)]) -> Section {
         .right("RTT measured")
         .right("loss: relay")
         .right("loss: quinn")
+        .right("ours / 100 ms")
         .left("verdict")
         .left("expected");
     for (scenario, round, links) in runs {
@@ -261,20 +265,21 @@ pub(crate) fn section(runs: &[(String, u32, Vec<NodeLink>)]) -> Section {
                     l.lost_packets,
                     l.sent_packets
                 ),
+                l.most_per_100ms.to_string(),
                 l.verdict.clone().unwrap_or_else(|| "–".into()),
                 l.expected().into_iter().collect::<Vec<_>>().join(" or "),
             ]);
         }
     }
     table.note(
-        "(RTT set: the relay's round trip for the node; relay: the set one plus how late, on \
-         average, the relay handed datagrams on each way over the run (its timer on a loaded \
-         machine), which txpace's is judged against; measured: quinn's smoothed RTT over \
-         txpace's connections to it, from its report. Loss, relay: datagrams the relay dropped \
-         on the way to the node over the run, every sender's, as a share of those it received; \
-         quinn: lost over sent on txpace's own connections. Expected: far where the set RTT is at least \
-         200 ms, lossy where the set loss is at least 2%, ok otherwise; the verdict is the \
-         report's, at the run's end)",
+        "(RTT set: the relay's round trip for the node; relay: the set one plus how late, on average, \
+         the relay handed datagrams on each way over the run (its timer on a loaded machine), which \
+         txpace's is judged against; measured: quinn's smoothed RTT over txpace's connections to it, \
+         from its report. Loss, relay: datagrams the relay dropped on the way to the node, every \
+         sender's, as a share of those it received; quinn: lost over sent on txpace's connections. \
+         Ours / 100 ms: the most streams txpace sent the node within any 100 ms (its report; a node \
+         delays unstaked streams past 20 a window). Expected: far where the set RTT is at least 200 \
+         ms, lossy where the set loss is at least 2%, ok otherwise; the verdict is the report's)",
     );
     for line in goal_lines(runs) {
         table.note(line);
@@ -378,6 +383,7 @@ mod tests {
             srtt_ms: Some(srtt),
             sent_packets: sent,
             lost_packets: lost,
+            most_per_100ms: 0,
             verdict: Some(verdict.into()),
         }
     }

@@ -203,10 +203,12 @@ pub(super) fn goal_lines(runs: &[Run]) -> Vec<String> {
         }
         if t.alone_at_pace {
             let c = &t.counters;
+            let ours = t.links.iter().map(|l| l.most_per_100ms).max().unwrap_or(0);
             lines.push(format!(
                 "{head} alone at 100 tx/s: no stream delayed by a node's budget and no \
                  connection evicted (the nodes' counters over its run{}): {} ({} delayed, {} \
-                 evicted)",
+                 evicted; txpace sent a node at most {ours} streams within 100 ms, of the 20 a \
+                 node counts)",
                 if c.settled { "" } else { ", not settled" },
                 measure::verdict(c.delayed == 0 && c.evicted == 0),
                 c.delayed,
@@ -313,7 +315,7 @@ pub(super) mod tests {
         assert!(lines[4].contains("2 × (RTT + 2 slots)"), "{}", lines[4]);
         assert!(
             lines[5].contains("alone at 100 tx/s")
-                && lines[5].ends_with("met (0 delayed, 0 evicted)")
+                && lines[5].contains("met (0 delayed, 0 evicted; txpace sent a node at most ")
         );
         assert_eq!(lines.len(), 6);
     }
@@ -332,6 +334,7 @@ pub(super) mod tests {
             srtt_ms: None,
             sent_packets: 0,
             lost_packets: 0,
+            most_per_100ms: 0,
             verdict: None,
         };
         let mut t = run("apac", Sender::Txpace, 5.0, 5, 500);
@@ -375,7 +378,7 @@ pub(super) mod tests {
         let lines = goal_lines(&runs);
         assert!(lines[0].ends_with("NOT met (499/500)"));
         assert!(
-            lines[4].ends_with("NOT met (3 delayed, 0 evicted)"),
+            lines[4].contains("NOT met (3 delayed, 0 evicted; txpace sent a node at most "),
             "{}",
             lines[4]
         );

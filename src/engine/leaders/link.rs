@@ -19,6 +19,11 @@ use crate::engine::{
     verdict::{Evidence, SHARED_BELOW, UNSTAKED_BUDGET, Verdict, shared_budget, verdict_after},
 };
 
+/// The span a 4.0 leader counts an unstaked peer's streams in (`design.md`, "How a 4.0
+/// leader treats senders"): our own most in any such span says whether we overran a budget
+/// ourselves or the link bunched what we sent.
+const BUDGET_WINDOW: Duration = Duration::from_millis(100);
+
 /// Longest credit wait told apart, in ms (the longest send timeout).
 const CREDIT_MAX_MS: u64 = 600_000;
 /// The span our rate to a leader is counted over, as the leader counts its budget.
@@ -73,6 +78,8 @@ pub(super) struct AddrLink {
     unanswered: u32,
     /// When we sent it each stream of the last second.
     sent: VecDeque<Instant>,
+    /// The most streams we sent it within any [`BUDGET_WINDOW`].
+    most_per_window: u32,
     /// Its datagram counts over the last few seconds, for the fan-out (see `fanout`).
     pub(super) loss: LossWindow,
     /// When a stream to it last waited on our side for the wire longer than a handshake may
@@ -100,6 +107,15 @@ impl LeaderBook {
         let link = self.links.entry(addr).or_default();
         link.last_second(now);
         link.sent.push_back(now);
+        let in_window = link
+            .sent
+            .iter()
+            .rev()
+            .take_while(|t| now.saturating_duration_since(**t) < BUDGET_WINDOW)
+            .count();
+        link.most_per_window = link
+            .most_per_window
+            .max(u32::try_from(in_window).unwrap_or(u32::MAX));
     }
 
     /// A stream to `leader` at `addr` ended at `now`: it was handed to the wire (or not),
@@ -219,6 +235,9 @@ impl LeaderBook {
             congestion_events: path.map_or(0, |p| p.congestion_events),
             handshake_ms: path.and_then(|p| p.handshake).map(millis),
             new_connections_per_minute: path.map_or(0, |p| p.new_last_minute),
+            most_streams_per_100ms: addr
+                .and_then(|a| self.links.get(&a))
+                .map_or(0, |l| l.most_per_window),
             handshake_timeouts: path.map_or(0, |p| p.handshake_timeouts),
             connections: path.map_or(0, |p| p.connections),
             credit_streams: evidence.credit_streams,

@@ -384,3 +384,32 @@ async fn a_held_pace_looks_again_while_a_handshake_is_under_way() {
         "a's handshake is done"
     );
 }
+
+/// The link view keeps the most streams sent to a leader's address within any 100 ms (the
+/// span a 4.0 leader counts an unstaked budget in), sliding, not in fixed windows: a burst
+/// split across a window boundary still counts whole.
+#[test]
+fn the_most_streams_within_100_ms_slides_over_the_sends() {
+    let ls: Vec<Pubkey> = (0..2).map(|_| Pubkey::new_unique()).collect();
+    let mut b = book_with(&ls);
+    let addr = b.addrs.get(&ls[0]).copied().expect("an address");
+    let t0 = Instant::now();
+    // The pace: one every 10 ms, ten in any 100 ms.
+    for i in 0..50 {
+        b.note_sent(addr, t0 + Duration::from_millis(10 * i));
+    }
+    assert_eq!(
+        b.link_view(&ls[0], Some(addr), t0).most_streams_per_100ms,
+        10
+    );
+    // Then 16 in 60 ms across the 600 ms mark (5 before it, 11 after): fixed windows would
+    // count 11 at most, the sliding span all 16.
+    let burst = t0 + Duration::from_millis(580);
+    for i in 0..16 {
+        b.note_sent(addr, burst + Duration::from_millis(4 * i));
+    }
+    assert_eq!(
+        b.link_view(&ls[0], Some(addr), t0).most_streams_per_100ms,
+        16
+    );
+}

@@ -35,6 +35,11 @@ pub struct LinkView {
     pub handshake_ms: Option<u64>,
     /// Handshakes started in the last minute.
     pub new_connections_per_minute: u32,
+    /// The most streams txpace sent to its address within any 100 ms, the span a 4.0 leader
+    /// counts an unstaked peer's budget in (20): over 20 we overran the budget ourselves; at
+    /// or under it, a stream the leader delayed for the budget was bunched on the way (a
+    /// repair releasing a connection's held-back streams at once).
+    pub most_streams_per_100ms: u32,
     /// Handshakes that timed out.
     pub handshake_timeouts: u64,
     /// Live connections.
