@@ -214,27 +214,6 @@ impl LinkTiming {
         (self.pto() * 4).max(STREAM_DEADLINE_FLOOR)
     }
 
-    /// How long a lost datagram holds back the streams behind it on its connection: until
-    /// the sender declares it lost, 9/8 of a round trip after it went (RFC 9002 §6.1.2's time
-    /// threshold) with the peer's acknowledgement delay, and its repair arrives where the
-    /// original would have half a round trip later. A 4.0 leader reads one stream of a
-    /// connection at a time, so it reads those streams together once the repair is in.
-    pub fn repair(&self) -> Duration {
-        self.srtt.mul_f64(9.0 / 8.0) + MAX_ACK_DELAY
-    }
-
-    /// The most streams a second one leader may be sent, over `connections` connections,
-    /// from an unstaked budget of `budget` a second counted in [`BUDGET_WINDOW`]s, and still
-    /// not be read late when a lost datagram stalls one connection: that connection's
-    /// streams of a [`LinkTiming::repair`] then arrive in one window beside everyone's
-    /// streams of that window. On loopback it is nearly the budget; on a 230 ms link over six
-    /// connections about two thirds of it; at 320 ms three fifths.
-    pub fn unstaked_ceiling(&self, budget: f64, connections: u32) -> f64 {
-        let per_window = budget * BUDGET_WINDOW.as_secs_f64();
-        let stalled = self.repair().as_secs_f64() / f64::from(connections.max(1));
-        per_window / (BUDGET_WINDOW.as_secs_f64() + stalled)
-    }
-
     /// How long a handshake may take: three PTOs (a lost Initial is re-sent after one, and a
     /// lost server flight after another), never below the server's own 2 s
     /// ([`SERVER_HANDSHAKE_TIMEOUT`]), since giving up sooner abandons handshakes the server
@@ -247,26 +226,6 @@ impl LinkTiming {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_far_link_s_ceiling_leaves_room_for_a_stalled_connection() {
-        let link = |rtt| LinkTiming {
-            srtt: ms(rtt),
-            rttvar: ms(rtt) / 4,
-            peak: Duration::ZERO,
-        };
-        let near = link(1).unstaked_ceiling(200.0, 6);
-        assert!((190.0..200.0).contains(&near), "{near}");
-        let apac = link(230).unstaked_ceiling(200.0, 6);
-        assert!((130.0..140.0).contains(&apac), "{apac}");
-        let hostile = link(320).unstaked_ceiling(200.0, 6);
-        assert!((115.0..125.0).contains(&hostile), "{hostile}");
-        // A window's worth at the ceiling plus one connection's share of a repair's worth is
-        // the budget's window.
-        let repair = link(230).repair().as_secs_f64();
-        let read = apac * (0.1 + repair / 6.0);
-        assert!((read - 20.0).abs() < 1e-9, "{read}");
-    }
 
     fn ms(v: u64) -> Duration {
         Duration::from_millis(v)

@@ -66,11 +66,6 @@ impl Pacer {
         }
     }
 
-    /// How much faster than the pace owed time is made up (1: not at all).
-    pub fn catch_up_factor(&self) -> f64 {
-        self.catch_up
-    }
-
     /// Sends still owed (being made up, or waiting to be), at the pace asked for.
     pub fn owed_sends(&self) -> u64 {
         if self.catch_up > 1.0 {

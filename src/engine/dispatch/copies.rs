@@ -13,10 +13,6 @@
 //! it are released a [`RIDER_GAP`] apart (see `engine::handshakes::Release`), and the lane
 //! takes what they leave.
 //!
-//! While owed sends are made up on a link that loses datagrams, the lane and the pace
-//! together keep to [`Dispatcher::catch_up_ceiling`], which leaves room for a connection a
-//! lost datagram stalls.
-//!
 //! The lane is closed when the pace is to be held strictly (`--no-catch-up`), under `--rate
 //! max` (whose closed loop sends what the leaders take), and when the pace leaves no room in
 //! an unstaked budget: copies then go through the pace, ahead of resends and first sends, and
@@ -117,15 +113,7 @@ impl Dispatcher {
         } else {
             0.0
         };
-        // On a link that loses datagrams, making up owed sends goes as fast as a stalled
-        // connection leaves room for; copies beside it would fill that room, so they go
-        // through the pace then, taking places the making up would have had.
-        let share = if self.pacer.catching_up(now) && self.link_ceiling.is_some() {
-            self.catch_up_ceiling()
-        } else {
-            UNSTAKED_BUDGET as f64 * COPY_SHARE
-        };
-        (share - pace - riders).max(0.0)
+        (UNSTAKED_BUDGET as f64 * COPY_SHARE - pace - riders).max(0.0)
     }
 
     /// When the next copy may go (see [`Copies`]).

@@ -62,18 +62,6 @@ const CATCH_UP_AFTER: Duration = RIDER_GAP.saturating_mul(HANDSHAKE_RIDERS);
 /// How much faster than the pace owed sends are made up (see [`Pacer::owe_after`]), at most: twice
 /// the pace, so an outage's backlog clears in as long as the outage lasted.
 const CATCH_UP: f64 = 2.0;
-/// How much faster than the pace owed sends are made up, at least, whatever the link's
-/// ceiling: a hold is made up within ten times its length. The ceiling is measured from
-/// stream answers, repairs included, and wavers from one snapshot to the next (420–550 ms on
-/// the simulator's 420 ms link losing 2%); under the pace it would stop the making up, and
-/// the run would end later by the whole hold.
-const MIN_CATCH_UP: f64 = 1.1;
-/// The connections an unstaked peer's streams to a leader are spread over, at the least, when
-/// owed sends are made up: the first connections a real leader's start opens
-/// (`quic::first`), which are the leader's pool by then. One of them stalled by a lost
-/// datagram is what [`unstaked_ceiling`](super::link::LinkTiming::unstaked_ceiling) leaves
-/// room for.
-const SPREAD_OVER: u32 = 6;
 
 /// Sends due that could not go — no leader would take them, or the node took none of their
 /// blockhashes — since an outage began. It ends when a leader accepts a stream again, not when
@@ -158,11 +146,6 @@ pub(super) struct Dispatcher {
     catch_up: bool,
     /// The leaders give us an unstaked peer's budget (as the last control step heard).
     unstaked: bool,
-    /// The most a second the farthest leader measured reads of an unstaked peer's streams
-    /// without reading any late (see
-    /// [`unstaked_ceiling`](super::link::LinkTiming::unstaked_ceiling)), once a link lost a
-    /// datagram; `None` before (the plateau).
-    link_ceiling: Option<f64>,
     /// An outage under way: sends due that could not go (see [`Held`]).
     held: Option<Held>,
     /// Until when the queue's head is not looked at again: the node took none of its
@@ -211,7 +194,6 @@ impl Dispatcher {
             maxrate,
             catch_up: cfg.catch_up,
             unstaked: false,
-            link_ceiling: None,
             held: None,
             refused_until: None,
             fresh: (0..txs as u32).collect(),

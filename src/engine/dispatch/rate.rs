@@ -4,8 +4,7 @@
 
 use tokio::time::Instant;
 
-use super::{CATCH_UP, Dispatcher, MIN_CATCH_UP, SPREAD_OVER};
-use crate::engine::link::LinkTiming;
+use super::{CATCH_UP, Dispatcher};
 use crate::engine::{
     maxrate::{self, MaxRate},
     snapshot::RateTarget,
@@ -108,41 +107,18 @@ impl Dispatcher {
 
     /// Tells the pacer how much faster than the pace owed sends are made up now: not at all
     /// under `--no-catch-up` or the closed loop (which sends as fast as the leaders take
-    /// anyway), else [`CATCH_UP`] — for an unstaked peer no faster than
-    /// [`Dispatcher::catch_up_ceiling`], above which catching up would only queue streams the
+    /// anyway), else [`CATCH_UP`] — for an unstaked peer no faster than the plateau the closed
+    /// loop keeps under a leader's budget, above which catching up would only queue streams the
     /// leader reads late (a 4.0 leader delays them and withholds credit; it refuses none).
     pub(super) fn apply_catch_up(&mut self) {
         let factor = if !self.catch_up || self.maxrate.is_some() {
             1.0
         } else if self.unstaked {
-            let rate = self.pacer.rate();
-            let plateau = CATCH_UP.min(maxrate::UNSTAKED_BUDGET * maxrate::PLATEAU / rate);
-            match self.link_ceiling {
-                Some(c) if plateau > 1.0 => (c / rate).clamp(MIN_CATCH_UP.min(plateau), plateau),
-                _ => plateau,
-            }
+            let ceiling = maxrate::UNSTAKED_BUDGET * maxrate::PLATEAU;
+            CATCH_UP.min(ceiling / self.pacer.rate())
         } else {
             CATCH_UP
         };
         self.pacer.set_catch_up(factor);
-    }
-
-    /// The most a second an unstaked peer sends while making up owed sends: the plateau the
-    /// closed loop keeps under a leader's budget, and once a link loses datagrams no more than
-    /// the farthest leader measured reads without reading any late when a lost datagram stalls
-    /// one of [`SPREAD_OVER`] connections — but never under [`MIN_CATCH_UP`] times the pace.
-    /// At twice the pace, the relay's 230 ms link read 4 of a run's streams late, all as
-    /// making up its start began.
-    pub(super) fn catch_up_ceiling(&self) -> f64 {
-        self.pacer.rate() * self.pacer.catch_up_factor()
-    }
-
-    /// How fast owed sends are made up, from the farthest link measured once any loses
-    /// datagrams (`LeaderBook::stalling_link`; `None`: the plateau): when a hold ends and
-    /// at each snapshot, as loss shows.
-    pub(in crate::engine) fn measure_catch_up(&mut self, worst: Option<LinkTiming>) {
-        self.link_ceiling =
-            worst.map(|t| t.unstaked_ceiling(maxrate::UNSTAKED_BUDGET, SPREAD_OVER));
-        self.apply_catch_up();
     }
 }

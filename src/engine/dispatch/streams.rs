@@ -271,7 +271,6 @@ impl Dispatcher {
                     // riders last: see `engine::liveness`) was never made up, and
                     // `txpace-bench wan`'s `hostile` runs ended that much later.
                     if !throttled && held > self.pacer.slack() {
-                        self.measure_catch_up(leaders.stalling_link());
                         self.pacer.owe_after(held, now + CATCH_UP_AFTER);
                         self.pacer.cap_owed(self.fresh.len());
                     }

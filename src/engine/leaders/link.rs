@@ -13,7 +13,6 @@ use tokio::time::Instant;
 
 use super::{LeaderBook, fanout::LossWindow};
 use crate::engine::{
-    link::LinkTiming,
     net::{PathFigures, StreamOutcome},
     snapshot::{CloseCount, LinkView, millis},
     verdict::{Evidence, SHARED_BELOW, UNSTAKED_BUDGET, Verdict, shared_budget, verdict_after},
@@ -177,18 +176,6 @@ impl LeaderBook {
             StreamOutcome::Connection | StreamOutcome::Timeout => link.unanswered += 1,
             StreamOutcome::Other => {}
         }
-    }
-
-    /// The farthest link measured, once a datagram of ours to any leader was lost: what a
-    /// lost datagram's repair holds back on a connection is what
-    /// [`LinkTiming::unstaked_ceiling`] leaves room for. `None` while nothing was lost (a
-    /// link that loses nothing never stalls, however far), or no leader answered yet.
-    pub fn stalling_link(&self) -> Option<LinkTiming> {
-        let lost = self
-            .links
-            .values()
-            .any(|l| l.path.as_ref().is_some_and(|(f, _)| f.lost_packets > 0));
-        lost.then(|| self.liveness.worst_measured()).flatten()
     }
 
     /// Reads the transport's figures of the addresses on the panel, and reconsiders the

@@ -168,11 +168,6 @@ impl Liveness {
         Some(link.rtt.timing())
     }
 
-    /// The measured link with the longest PTO, once any address has answered.
-    pub fn worst_measured(&self) -> Option<LinkTiming> {
-        self.worst.map(|(_, t)| t)
-    }
-
     /// `addr` answered a stream, at `now`, `took` after its hand-off: a round-trip sample of
     /// its link.
     pub fn on_answer_time(&mut self, addr: SocketAddr, took: Duration, now: Instant) {

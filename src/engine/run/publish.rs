@@ -38,9 +38,6 @@ impl Engine {
         let unstaked = self.sync.staked() == Some(false) && self.cfg.via_rpc.is_none();
         self.leaders
             .refresh_paths(now, |a: SocketAddr| transport.path_figures(a));
-        // Loss seen since owed sends began to be made up slows the making up at once.
-        self.dispatcher
-            .measure_catch_up(self.leaders.stalling_link());
         for (leader, tpu, link) in self.leaders.verdict_changes(now) {
             if let Some(v) = link.verdict {
                 // A leader that takes nothing from us is named louder than one that is slow.
