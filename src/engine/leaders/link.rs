@@ -11,17 +11,12 @@ use hdrhistogram::Histogram;
 use solana_pubkey::Pubkey;
 use tokio::time::Instant;
 
-use super::{LeaderBook, fanout::LossWindow};
+use super::{BUDGET_WINDOW, LeaderBook, fanout::LossWindow};
 use crate::engine::{
     net::{PathFigures, StreamOutcome},
     snapshot::{CloseCount, LinkView, millis},
     verdict::{Evidence, SHARED_BELOW, UNSTAKED_BUDGET, Verdict, shared_budget, verdict_after},
 };
-
-/// The span a 4.0 leader counts an unstaked peer's streams in (`design.md`, "How a 4.0
-/// leader treats senders"): our own most in any such span says whether we overran a budget
-/// ourselves or the link bunched what we sent.
-const BUDGET_WINDOW: Duration = Duration::from_millis(100);
 
 /// Longest credit wait told apart, in ms (the longest send timeout).
 const CREDIT_MAX_MS: u64 = 600_000;
@@ -77,7 +72,8 @@ pub(super) struct AddrLink {
     unanswered: u32,
     /// When we sent it each stream of the last second.
     sent: VecDeque<Instant>,
-    /// The most streams we sent it within any [`BUDGET_WINDOW`].
+    /// The most streams we sent it within any [`BUDGET_WINDOW`]: above a leader's 20 we
+    /// overran its budget ourselves; under it, a stream it delayed was bunched on the way.
     most_per_window: u32,
     /// Its datagram counts over the last few seconds, for the fan-out (see `fanout`).
     pub(super) loss: LossWindow,
