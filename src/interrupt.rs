@@ -14,6 +14,10 @@
 //! [`requested`] (or awaits [`wait`]). Ctrl-C pressed a second time takes the default action,
 //! so a user who asks twice is never kept waiting.
 //!
+//! A hang-up is final: once one is recorded, later SIGHUPs (a hang-up brings one from the kernel
+//! and another as the session's shell exits) are ignored even after the phase let go, so the
+//! process finishes its stop instead of dying halfway through its report.
+//!
 //! SIGHUP is left alone when the process started with it ignored (`nohup`): the user chose to
 //! outlive the terminal, and a headless run then carries on as before.
 
@@ -75,8 +79,26 @@ static HOLDERS: Mutex<usize> = Mutex::new(0);
 /// Whether SIGHUP was ignored when the process started (`nohup`).
 static HANGUP_IGNORED: AtomicBool = AtomicBool::new(false);
 
+/// Whether the terminal has hung up (a SIGHUP came, or the dashboard found it gone).
+static HUNG_UP: AtomicBool = AtomicBool::new(false);
+/// True while a SIGHUP would take its default action: no phase handles the signals and the
+/// terminal has not hung up yet. Once it has, later SIGHUPs carry no news — a hang-up delivers
+/// one from the kernel and another when the shell that led the session exits — and must not end
+/// a process that is finishing its stop (writing the report) after its phase let go.
+static HANGUP_DEFAULT: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
 fn unhandled() -> &'static Arc<AtomicBool> {
     UNHANDLED.get_or_init(|| Arc::new(AtomicBool::new(true)))
+}
+
+fn hangup_default() -> &'static Arc<AtomicBool> {
+    HANGUP_DEFAULT.get_or_init(|| Arc::new(AtomicBool::new(true)))
+}
+
+/// Records the hang-up; from now on SIGHUP never takes its default action.
+fn note_hang_up() {
+    HUNG_UP.store(true, Ordering::SeqCst);
+    hangup_default().store(false, Ordering::SeqCst);
 }
 
 /// Registers the handlers, once: call it first thing in `main`. Whether SIGHUP is ignored is
@@ -100,10 +122,15 @@ fn register() -> std::io::Result<()> {
     for (sig, reason) in signals {
         // Order matters: signal-hook runs a signal's actions in the order they were registered,
         // so each conditional default sees the flags as they were before this signal.
-        signal_hook::flag::register_conditional_default(sig, Arc::clone(unhandled()))?;
+        let default = if sig == SIGHUP {
+            hangup_default()
+        } else {
+            unhandled()
+        };
+        signal_hook::flag::register_conditional_default(sig, Arc::clone(default))?;
         // Ctrl-C pressed again while a stop is under way ends the process: the user asked
-        // twice. Not SIGHUP, which a hang-up can deliver twice (the kernel, then the shell
-        // passing it on to its jobs), nor SIGTERM, which changes nothing a stop is not
+        // twice. Not SIGHUP, which a hang-up can deliver twice (the kernel, then again as the
+        // shell that led the session exits; see `HANGUP_DEFAULT`), nor SIGTERM, which changes nothing a stop is not
         // already doing.
         let again = Arc::new(AtomicBool::new(false));
         if sig == SIGINT {
@@ -114,6 +141,9 @@ fn register() -> std::io::Result<()> {
             signal_hook::low_level::register(sig, move || {
                 let _ =
                     REASON.compare_exchange(0, reason.code(), Ordering::SeqCst, Ordering::SeqCst);
+                if reason == Reason::HangUp {
+                    note_hang_up();
+                }
                 again.store(true, Ordering::SeqCst);
             })?;
         }
@@ -143,6 +173,9 @@ pub fn requested() -> Option<Reason> {
 /// Records a stop that no signal brought: the dashboard found its terminal gone.
 pub fn request(reason: Reason) {
     let _ = REASON.compare_exchange(0, reason.code(), Ordering::SeqCst, Ordering::SeqCst);
+    if reason == Reason::HangUp {
+        note_hang_up();
+    }
 }
 
 /// Resolves once a stop is requested. Polled: a signal handler may not wake a task, and 50 ms
@@ -168,6 +201,7 @@ pub fn handle() -> Handling {
     let mut n = HOLDERS.lock().unwrap_or_else(|p| p.into_inner());
     *n += 1;
     unhandled().store(false, Ordering::SeqCst);
+    hangup_default().store(false, Ordering::SeqCst);
     Handling(())
 }
 
@@ -177,6 +211,11 @@ impl Drop for Handling {
         *n = n.saturating_sub(1);
         if *n == 0 {
             unhandled().store(true, Ordering::SeqCst);
+            hangup_default().store(!HUNG_UP.load(Ordering::SeqCst), Ordering::SeqCst);
+            // A hang-up recorded between the load and the store must still win.
+            if HUNG_UP.load(Ordering::SeqCst) {
+                hangup_default().store(false, Ordering::SeqCst);
+            }
         }
     }
 }

@@ -297,6 +297,32 @@ fn a_hang_up_ends_the_dashboard_promptly() {
     });
 }
 
+/// A hang-up brings SIGHUP twice: from the kernel, and again as the shell that led the session
+/// exits — which can be after the dashboard has returned and let the signals go. The second must
+/// not end a process that is finishing its stop (the copy above once died that way before it
+/// could write its result).
+#[test]
+fn a_second_hang_up_after_the_dashboard_let_go_does_not_end_the_process() {
+    use txpace::interrupt::{self, Reason};
+    own_process::run(&[], || {
+        interrupt::install().expect("installing the signal handlers");
+        let raise_hang_up = || {
+            // SAFETY: raising a signal at this process, whose handler is installed above.
+            assert_eq!(unsafe { libc::raise(libc::SIGHUP) }, 0);
+            thread::sleep(Duration::from_millis(50));
+        };
+        {
+            let _handled = interrupt::handle();
+            raise_hang_up();
+            assert_eq!(interrupt::requested(), Some(Reason::HangUp));
+        }
+        // The phase let go: Ctrl-C or SIGTERM would now take their default action, but a second
+        // SIGHUP carries no news and leaves the process running to here.
+        raise_hang_up();
+        println!("still running after the second SIGHUP");
+    });
+}
+
 /// Process `pid` still runs: it exists and is not a zombie (ended, waiting for a parent to
 /// collect it).
 fn running(pid: u32) -> bool {
