@@ -18,13 +18,21 @@
 use std::{collections::HashSet, time::Instant};
 
 use serde::Serialize;
+use solana_client::rpc_client::RpcClient;
+use solana_commitment_config::CommitmentConfig;
 use solana_pubkey::Pubkey;
+use txpace::cli::SLOT_MS;
 
-use super::wire::{percentile, slot_at};
+use super::{
+    scenario::{DARK_CANDIDATES, DARK_FOR},
+    wire::{percentile, slot_at},
+};
 
 /// The dark scenario's figures of one run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct DarkFigures {
+    /// The node cut (`dark::node_to_cut`).
+    pub node: usize,
     /// Slots led by the dark node while its TPU was cut.
     pub dark_slots: u64,
     /// p99 of each transaction's least slots to land: the floor under any sender's p99.
@@ -58,8 +66,43 @@ pub fn dark_slots(
         .collect()
 }
 
+/// The node to cut now: of [`DARK_CANDIDATES`], the one the leader schedule has leading the
+/// most of the next [`DARK_FOR`]'s slots from the slot being processed. The first candidate
+/// when the schedule cannot be read (said on standard error).
+pub fn node_to_cut(chain: &RpcClient, identities: &[Pubkey]) -> usize {
+    let slots = (DARK_FOR.as_millis() as u64).div_ceil(SLOT_MS);
+    let upcoming = chain
+        .get_slot_with_commitment(CommitmentConfig::processed())
+        .and_then(|slot| chain.get_slot_leaders(slot, slots));
+    let candidates: Vec<_> = DARK_CANDIDATES
+        .filter_map(|k| identities.get(k).map(|id| (k, *id)))
+        .collect();
+    match upcoming {
+        Ok(upcoming) => busiest(&candidates, &upcoming).unwrap_or(DARK_CANDIDATES.start),
+        Err(e) => {
+            eprintln!(
+                "reading the leader schedule to pick the dark node: {e}; cutting node {}",
+                DARK_CANDIDATES.start
+            );
+            DARK_CANDIDATES.start
+        }
+    }
+}
+
+/// Of `candidates` (node index, identity), the one that leads the most of `upcoming` — the
+/// slot leaders of the window about to be cut — the first of them on a tie.
+pub fn busiest(candidates: &[(usize, Pubkey)], upcoming: &[Pubkey]) -> Option<usize> {
+    let led = |id: &Pubkey| upcoming.iter().filter(|l| *l == id).count();
+    candidates
+        .iter()
+        .enumerate()
+        .max_by_key(|(k, (_, id))| (led(id), std::cmp::Reverse(*k)))
+        .map(|(_, (node, _))| *node)
+}
+
 /// The figures of a run whose transactions were due at `dues` and landed in `landed`.
 pub fn figures(
+    node: usize,
     dues: &[Instant],
     landed: &[Option<u64>],
     samples: &[(Instant, u64)],
@@ -84,6 +127,7 @@ pub fn figures(
         .filter(|((due, live), slot)| slot.is_some_and(|s| s >= *due && s < *live))
         .count() as u64;
     DarkFigures {
+        node,
         dark_slots: dark.len() as u64,
         p99_bound: percentile(&least, 99.0).unwrap_or(0),
         landed_in_dark: landed.iter().flatten().filter(|s| dark.contains(s)).count() as u64,
@@ -110,6 +154,21 @@ mod tests {
     }
 
     #[test]
+    fn the_node_cut_is_the_one_leading_most_of_the_window_the_first_on_a_tie() {
+        let (a, b, c) = (
+            Pubkey::new_unique(),
+            Pubkey::new_unique(),
+            Pubkey::new_unique(),
+        );
+        let candidates = [(1, b), (2, c)];
+        assert_eq!(busiest(&candidates, &[a, a, a, a, c, c, c, c, b]), Some(2));
+        assert_eq!(busiest(&candidates, &[a, a, a, a, c, c, b, b]), Some(1));
+        // Neither leads: the first, as before the choice existed.
+        assert_eq!(busiest(&candidates, &[a; 8]), Some(1));
+        assert_eq!(busiest(&[], &[a]), None);
+    }
+
+    #[test]
     fn dark_slots_are_the_dark_node_s_begun_inside_the_window() {
         let (_, _, dark) = setting();
         let mut got: Vec<_> = dark.into_iter().collect();
@@ -126,6 +185,7 @@ mod tests {
         let at = |ms: u64| t0 + Duration::from_millis(ms);
         let dues = [at(0), at(2000), at(2900), at(4000)];
         let f = figures(
+            2,
             &dues,
             &[Some(15), Some(16), None, Some(21)],
             &samples,
@@ -134,13 +194,14 @@ mod tests {
         assert_eq!(
             f,
             DarkFigures {
+                node: 2,
                 dark_slots: 3,
                 p99_bound: 3,
                 landed_in_dark: 2,
                 under_floor: 1,
             }
         );
-        let none = figures(&dues, &[], &samples, &HashSet::new());
+        let none = figures(1, &dues, &[], &samples, &HashSet::new());
         assert_eq!((none.p99_bound, none.dark_slots), (0, 0));
     }
 }

@@ -432,6 +432,7 @@ pub(super) mod tests {
     fn the_dark_p99_goal_gives_way_to_the_dark_node_s_slots_unless_something_landed_there() {
         let dark = |p99_bound, under_floor| {
             Some(crate::wan::dark::DarkFigures {
+                node: 1,
                 dark_slots: 8,
                 p99_bound,
                 landed_in_dark: under_floor + 3,

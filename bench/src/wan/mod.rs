@@ -50,7 +50,7 @@ use crate::{
     txpace_child::txpace_run,
     workload::{Endpoint, PACE_TPS, generate, tempfile_dir},
 };
-use scenario::{DARK_NODE, Scenario};
+use scenario::Scenario;
 pub(crate) use sender::Sender;
 use sender::order;
 use wire::{CounterDelta, RelayDelta, SlotClock, settled_counters, slots_to_land};
@@ -299,6 +299,8 @@ fn one(
     let started = Mutex::new(None);
     let cut = Mutex::new(None);
     let dark = s.dark;
+    let identities: Vec<_> = cluster.nodes().iter().map(|n| n.identity).collect();
+    let chain = &ctx.chain;
     let during = |start: Started| -> Result<()> {
         *started.lock().unwrap_or_else(|e| e.into_inner()) = Some(start.spawned);
         if dark {
@@ -309,12 +311,13 @@ fn one(
             };
             let (from, to) = Scenario::dark_window(Duration::from_secs_f64(expected_s));
             sleep_until(start + from);
-            cluster.blackhole(DARK_NODE).map_err(err)?;
+            let node = dark::node_to_cut(chain, &identities);
+            cluster.blackhole(node).map_err(err)?;
             let cut_at = Instant::now();
             sleep_until(start + to);
-            cluster.restore(DARK_NODE).map_err(err)?;
+            cluster.restore(node).map_err(err)?;
             // Restored after the call returns: the window is from the cut to here.
-            *cut.lock().unwrap_or_else(|e| e.into_inner()) = Some((cut_at, Instant::now()));
+            *cut.lock().unwrap_or_else(|e| e.into_inner()) = Some((node, (cut_at, Instant::now())));
         }
         Ok(())
     };
@@ -388,7 +391,6 @@ fn one(
         .unwrap_or_else(|e| e.into_inner())
         .ok_or_else(|| anyhow!("the run never started"))?;
     let relays_after = cluster.relay_stats().map_err(err)?;
-    let identities: Vec<_> = cluster.nodes().iter().map(|n| n.identity).collect();
     let links = sent.report.as_ref().map_or_else(Vec::new, |report| {
         agree::node_links(&identities, &relays_before, &relays_after, report)
     });
@@ -411,11 +413,11 @@ fn one(
     let to_land = slots_to_land(&sent.landed, start, schedule, &samples);
     let cut = cut.into_inner().unwrap_or_else(|e| e.into_inner());
     let dark = match (cut, samples.first(), samples.last()) {
-        (Some(window), Some((_, first)), Some((_, last))) => {
+        (Some((node, window)), Some((_, first)), Some((_, last))) => {
             let leaders = ctx.chain.get_slot_leaders(*first, last - first + 1)?;
-            let dark = dark::dark_slots(*first, &leaders, &identities[DARK_NODE], &samples, window);
+            let dark = dark::dark_slots(*first, &leaders, &identities[node], &samples, window);
             let dues = wire::dues(sent.landed.len(), start, schedule);
-            Some(dark::figures(&dues, &sent.landed, &samples, &dark))
+            Some(dark::figures(node, &dues, &sent.landed, &samples, &dark))
         }
         _ => None,
     };

@@ -81,12 +81,14 @@ pub(super) fn sections(runs: &[Run], n: usize, load: &str) -> Vec<Section> {
     for r in runs {
         if let Some(d) = r.dark {
             wire.note(format!(
-                "{}, round {}, {}: the dark node led {} slots while its TPU was cut; what they \
-                 allow any sender, p99 {} slots to land; of this run's transactions {} landed \
-                 in them and {} sooner than they allow them",
+                "{}, round {}, {}: the dark node (node {}, the one leading the most of the \
+                 window) led {} slots while its TPU was cut; what they allow any sender, p99 {} \
+                 slots to land; of this run's transactions {} landed in them and {} sooner \
+                 than they allow them",
                 r.scenario,
                 r.round,
                 r.sender.label(),
+                d.node,
                 d.dark_slots,
                 d.p99_bound,
                 d.landed_in_dark,
@@ -142,6 +144,7 @@ mod tests {
         );
         let mut dark = run("mainnet-dark", Sender::Next, 5.3, 5, 500);
         dark.dark = Some(crate::wan::dark::DarkFigures {
+            node: 2,
             dark_slots: 8,
             p99_bound: 4,
             landed_in_dark: 2,
@@ -150,10 +153,10 @@ mod tests {
         let s = sections(&[dark], 500, "none");
         assert!(
             s[1].notes.iter().any(|n| n
-                == "mainnet-dark, round 1, Agave tpu-client-next: the dark node led 8 slots \
-                    while its TPU was cut; what they allow any sender, p99 4 slots to land; of \
-                    this run's transactions 2 landed in them and 0 sooner than they \
-                    allow them"),
+                == "mainnet-dark, round 1, Agave tpu-client-next: the dark node (node 2, the \
+                    one leading the most of the window) led 8 slots while its TPU was cut; \
+                    what they allow any sender, p99 4 slots to land; of this run's \
+                    transactions 2 landed in them and 0 sooner than they allow them"),
             "{:?}",
             s[1].notes
         );
