@@ -171,6 +171,16 @@ impl Pacer {
         self.next = base + step;
     }
 
+    /// The send due at `now` waits (a leader's budget window is full): the time it and those
+    /// after it wait is owed, made up like the rest, instead of read as lag — past
+    /// [`MAX_LAG`] that would be forgotten, and the run would end that much later.
+    pub fn defer(&mut self, now: Instant) {
+        if self.next < now {
+            self.owe(now - self.next);
+            self.next = now;
+        }
+    }
+
     /// After a pause or an idle spell, start from now rather than from a stale deadline.
     pub fn restart(&mut self, now: Instant) {
         if self.next < now {

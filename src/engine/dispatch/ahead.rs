@@ -17,27 +17,14 @@
 //! (see [`Ahead::waiting`]), which would otherwise read a queue held for a later turn as
 //! landings falling behind and cut the pace.
 
-use std::{
-    cmp::Reverse,
-    collections::{HashMap, VecDeque},
-    net::SocketAddr,
-    time::Duration,
-};
+use std::{cmp::Reverse, collections::VecDeque, time::Duration};
 
 use futures::future::BoxFuture;
 use tokio::time::Instant;
 
-use super::{Dispatcher, Hold, Sent};
-use crate::engine::{
-    leaders::{BUDGET_WINDOW, LeaderBook},
-    maxrate::{PLATEAU, UNSTAKED_BUDGET},
-    store::TxStore,
-    update::Update,
-};
+use super::{Dispatcher, Hold, PER_WINDOW, Sent};
+use crate::engine::{leaders::LeaderBook, store::TxStore, update::Update};
 
-/// Streams one leader takes from us in any [`BUDGET_WINDOW`], at most, while sends go ahead to it: an
-/// unstaked budget's share of a window at the closed loop's plateau, rounded down (19).
-pub(super) const PER_WINDOW: usize = (UNSTAKED_BUDGET * PLATEAU / 10.0) as usize;
 /// Besides the pace's reach until a leader's first slot, this much more of the queue's head
 /// stays the pace's: the pace is not exact, and a transaction is better sent now to the
 /// current leader than held for a later one.
@@ -49,8 +36,6 @@ const CONFIRM_GRACE: Duration = Duration::from_secs(1);
 /// What the sends ahead keep track of.
 #[derive(Default)]
 pub(super) struct Ahead {
-    /// When our recent streams to each address went out, within the last [`BUDGET_WINDOW`].
-    recent: HashMap<SocketAddr, VecDeque<Instant>>,
     /// (until, id): transactions sent ahead, and when their leader's turn and confirmation
     /// are over, in the order sent.
     waiting: VecDeque<(Instant, u32)>,
@@ -62,20 +47,6 @@ impl Ahead {
     /// Transactions sent ahead so far.
     pub(super) fn sent(&self) -> u64 {
         self.sent
-    }
-
-    /// A stream to `addr` went out at `now` (the pace's or one sent ahead).
-    pub(super) fn note_stream(&mut self, addr: SocketAddr, now: Instant) {
-        let times = self.recent.entry(addr).or_default();
-        prune(times, now);
-        times.push_back(now);
-    }
-
-    /// Streams `addr` may still take within the current [`BUDGET_WINDOW`].
-    fn room(&mut self, addr: SocketAddr, now: Instant) -> usize {
-        let times = self.recent.entry(addr).or_default();
-        prune(times, now);
-        PER_WINDOW.saturating_sub(times.len())
     }
 
     /// Transactions sent ahead whose leader's turn (and its confirmation) is not over yet and
@@ -90,15 +61,6 @@ impl Ahead {
                 *until > now && store.record(*id).is_some_and(|r| !r.state.is_final())
             })
             .count() as u64
-    }
-}
-
-fn prune(times: &mut VecDeque<Instant>, now: Instant) {
-    while times
-        .front()
-        .is_some_and(|t| now.saturating_duration_since(*t) >= BUDGET_WINDOW)
-    {
-        times.pop_front();
     }
 }
 
@@ -117,7 +79,7 @@ impl Dispatcher {
         }
         let now = Instant::now();
         for l in leaders.ahead(now) {
-            let mut room = self.ahead.room(l.addr, now);
+            let mut room = PER_WINDOW.saturating_sub(leaders.streams_in_window(l.addr, now));
             if !l.answers {
                 room = room.min(1);
             }
@@ -184,30 +146,5 @@ impl Dispatcher {
             }
         }
         None
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn addr() -> SocketAddr {
-        "127.0.0.1:8009".parse().expect("an address")
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn an_address_takes_a_window_s_share_of_its_budget_in_any_100_ms() {
-        let mut a = Ahead::default();
-        let t = Instant::now();
-        assert_eq!(PER_WINDOW, 19);
-        for i in 0..10u64 {
-            a.note_stream(addr(), t + Duration::from_millis(i * 5));
-        }
-        assert_eq!(a.room(addr(), t + Duration::from_millis(50)), 9);
-        // The first five (0-20 ms) are out of the window at 120 ms; the rest are not.
-        assert_eq!(a.room(addr(), t + Duration::from_millis(120)), 14);
-        assert_eq!(a.room(addr(), t + Duration::from_millis(200)), PER_WINDOW);
-        let other: SocketAddr = "127.0.0.2:8009".parse().expect("an address");
-        assert_eq!(a.room(other, t), PER_WINDOW);
     }
 }

@@ -83,6 +83,15 @@ pub(super) struct AddrLink {
 }
 
 impl AddrLink {
+    /// The sends within the [`BUDGET_WINDOW`] up to `now`.
+    fn in_window(&self, now: Instant) -> usize {
+        self.sent
+            .iter()
+            .rev()
+            .take_while(|t| now.saturating_duration_since(**t) < BUDGET_WINDOW)
+            .count()
+    }
+
     /// Forgets the sends more than a second before `now`; how many are left.
     fn last_second(&mut self, now: Instant) -> u64 {
         while self
@@ -102,15 +111,16 @@ impl LeaderBook {
         let link = self.links.entry(addr).or_default();
         link.last_second(now);
         link.sent.push_back(now);
-        let in_window = link
-            .sent
-            .iter()
-            .rev()
-            .take_while(|t| now.saturating_duration_since(**t) < BUDGET_WINDOW)
-            .count();
+        let in_window = link.in_window(now);
         link.most_per_window = link
             .most_per_window
             .max(u32::try_from(in_window).unwrap_or(u32::MAX));
+    }
+
+    /// Our streams to `addr` within the [`BUDGET_WINDOW`] up to `now`: what a 4.0 leader has
+    /// counted of ours in a window that began with the oldest of them.
+    pub fn streams_in_window(&self, addr: SocketAddr, now: Instant) -> usize {
+        self.links.get(&addr).map_or(0, |link| link.in_window(now))
     }
 
     /// A stream to `leader` at `addr` ended at `now`: it was handed to the wire (or not),

@@ -413,3 +413,23 @@ fn the_most_streams_within_100_ms_slides_over_the_sends() {
         16
     );
 }
+
+/// Our streams to an address within the last 100 ms, the count the sends ahead and the making
+/// up of owed sends hold to a leader's budget: a stream leaves the count 100 ms after it went.
+#[test]
+fn the_streams_in_the_window_are_those_of_the_last_100_ms() {
+    let ls: Vec<Pubkey> = (0..2).map(|_| Pubkey::new_unique()).collect();
+    let mut b = book_with(&ls);
+    let addr = b.addrs.get(&ls[0]).copied().expect("an address");
+    let t = Instant::now();
+    for i in 0..10u64 {
+        b.note_sent(addr, t + Duration::from_millis(i * 5));
+    }
+    let at = |ms| t + Duration::from_millis(ms);
+    assert_eq!(b.streams_in_window(addr, at(50)), 10);
+    // The first five (0–20 ms) are out of the window at 120 ms; the rest are not.
+    assert_eq!(b.streams_in_window(addr, at(120)), 5);
+    assert_eq!(b.streams_in_window(addr, at(200)), 0);
+    let other = b.addrs.get(&ls[1]).copied().expect("an address");
+    assert_eq!(b.streams_in_window(other, at(50)), 0);
+}
