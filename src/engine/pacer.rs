@@ -281,6 +281,27 @@ mod tests {
         );
     }
 
+    /// A send held for a leader's budget while owed time is made up: the wait is owed too, so
+    /// no send is lost to the lag rule.
+    #[tokio::test(start_paused = true)]
+    async fn a_deferred_send_s_wait_is_owed() {
+        let start = Instant::now();
+        let mut p = Pacer::new(100.0, start);
+        p.set_catch_up(2.0);
+        p.owe(Duration::from_millis(100));
+        p.consume(start);
+        assert_eq!(p.owed_sends(), 10);
+        // Held 80 ms past the next send's slot (more than MAX_LAG, which would forget it).
+        let later = p.next_at() + Duration::from_millis(80);
+        p.defer(later);
+        assert_eq!(p.next_at(), later);
+        assert_eq!(
+            p.owed_sends(),
+            18,
+            "the 10 less half a send's, and the 80 ms held"
+        );
+    }
+
     #[tokio::test(start_paused = true)]
     async fn owed_after_a_moment_is_made_up_from_then_and_not_before() {
         let start = Instant::now();
