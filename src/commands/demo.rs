@@ -115,9 +115,8 @@ pub fn run(global: &GlobalOpts, args: DemoArgs) -> Result<u8> {
             if e.chain()
                 .any(|c| matches!(c.downcast_ref(), Some(ValidatorError::Interrupted))) =>
         {
-            if crate::interrupt::requested() == Some(crate::interrupt::Reason::HangUp) {
-                crate::interrupt::detach_dead_outputs();
-            }
+            // Whatever the stop was called (a SIGTERM may come before the hang-up is seen).
+            crate::interrupt::detach_dead_outputs();
             say!("demo: {e:#}; nothing was sent");
             return Ok(crate::exit::INTERRUPTED);
         }

@@ -188,9 +188,9 @@ impl Session {
     /// Shows `snapshots` on the dashboard or as progress lines until `task` ends, and returns
     /// its result. Quitting the dashboard, Ctrl-C, SIGTERM and a hang-up (SIGHUP, or the
     /// terminal's input ending) send `Command::Stop`; whatever way it ends, the task is awaited
-    /// so its outcome is never lost. After a hang-up, standard output and error are pointed at
-    /// `/dev/null` (see [`interrupt::detach_dead_outputs`]) so the closing lines cannot fail;
-    /// the log file has them.
+    /// so its outcome is never lost. After any of them, standard output and error that lead to a
+    /// terminal that hung up are pointed at `/dev/null` (see [`interrupt::detach_dead_outputs`])
+    /// so the closing lines cannot fail; the log file has them.
     pub fn watch<T: Send + 'static>(
         &self,
         opts: &SendOpts,
@@ -215,8 +215,8 @@ impl Session {
             };
             let ui_result = ui::run(snapshots, commands.clone(), ui_opts);
             let _ = commands.send(Command::Stop);
-            if let Ok(ui::UiExit::Interrupted(reason)) = &ui_result {
-                self.mark_interrupted(*reason);
+            if let Ok(ui::UiExit::Interrupted(_)) = &ui_result {
+                self.mark_interrupted();
             }
             let out = rt.block_on(task).context("engine task")?;
             ui_result?;
@@ -227,9 +227,7 @@ impl Session {
             let on_signal = rt.spawn(async move {
                 let reason = interrupt::wait().await;
                 interrupted.store(true, std::sync::atomic::Ordering::SeqCst);
-                if reason == interrupt::Reason::HangUp {
-                    interrupt::detach_dead_outputs();
-                }
+                interrupt::detach_dead_outputs();
                 log::warn!("{}: stopping", reason.describe());
                 let _ = commands.send(Command::Stop);
             });
@@ -242,13 +240,12 @@ impl Session {
         }
     }
 
-    /// The run was stopped from outside; after a hang-up nothing more goes to the terminal.
-    fn mark_interrupted(&self, reason: interrupt::Reason) {
+    /// The run was stopped from outside; nothing more goes to a terminal that hung up —
+    /// whatever the stop was called: a SIGTERM before the hang-up was noticed names it.
+    fn mark_interrupted(&self) {
         self.interrupted
             .store(true, std::sync::atomic::Ordering::SeqCst);
-        if reason == interrupt::Reason::HangUp {
-            interrupt::detach_dead_outputs();
-        }
+        interrupt::detach_dead_outputs();
     }
 
     /// Says how to continue an interrupted run in the log as well as on standard error: after a

@@ -116,11 +116,11 @@ pub fn run(
     // Only the engine can refuse a command; once it is gone there is nobody to tell.
     let interrupted = |reason: Reason| {
         let _ = commands.send(Command::Stop);
-        if reason == Reason::HangUp {
-            // Before the terminal is let go: ratatui's `Drop` reports a failure to show the
-            // cursor with `eprintln!`, which panics on a dead terminal.
-            interrupt::detach_dead_outputs();
-        }
+        // Before the terminal is let go: ratatui's `Drop` reports a failure to show the cursor
+        // with `eprintln!`, which panics on a dead terminal. Whatever the stop's name: a
+        // SIGTERM that came before the hang-up was noticed names it `Terminate`, and the
+        // terminal is as dead (only dead descriptors are detached).
+        interrupt::detach_dead_outputs();
         Ok(UiExit::Interrupted(reason))
     };
 
