@@ -171,16 +171,6 @@ impl Pacer {
         self.next = base + step;
     }
 
-    /// The send due at `now` waits (a leader's budget window is full): the time it and those
-    /// after it wait is owed, made up like the rest, instead of read as lag — past
-    /// [`MAX_LAG`] that would be forgotten, and the run would end that much later.
-    pub fn defer(&mut self, now: Instant) {
-        if self.next < now {
-            self.owe(now - self.next);
-            self.next = now;
-        }
-    }
-
     /// After a pause or an idle spell, start from now rather than from a stale deadline.
     pub fn restart(&mut self, now: Instant) {
         if self.next < now {
@@ -278,27 +268,6 @@ mod tests {
             p.next_at() - at,
             Duration::from_millis(15),
             "one catch-up step, then the pace"
-        );
-    }
-
-    /// A send held for a leader's budget while owed time is made up: the wait is owed too, so
-    /// no send is lost to the lag rule.
-    #[tokio::test(start_paused = true)]
-    async fn a_deferred_send_s_wait_is_owed() {
-        let start = Instant::now();
-        let mut p = Pacer::new(100.0, start);
-        p.set_catch_up(2.0);
-        p.owe(Duration::from_millis(100));
-        p.consume(start);
-        assert_eq!(p.owed_sends(), 10);
-        // Held 80 ms past the next send's slot (more than MAX_LAG, which would forget it).
-        let later = p.next_at() + Duration::from_millis(80);
-        p.defer(later);
-        assert_eq!(p.next_at(), later);
-        assert_eq!(
-            p.owed_sends(),
-            18,
-            "the 10 less half a send's, and the 80 ms held"
         );
     }
 

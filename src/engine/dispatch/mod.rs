@@ -64,9 +64,9 @@ const CATCH_UP_AFTER: Duration = RIDER_GAP.saturating_mul(HANDSHAKE_RIDERS);
 const CATCH_UP: f64 = 2.0;
 
 /// Streams one leader takes from us in any [`BUDGET_WINDOW`](super::leaders::BUDGET_WINDOW),
-/// at most, where txpace chooses how fast it sends — owed sends made up, sends ahead of a later
-/// leader's turn — while the leaders give us an unstaked budget: a window's share of that budget
-/// at the closed loop's plateau, rounded down (19 of 20). A 4.0 leader delays the reads past 20.
+/// at most, while sends go ahead to it (see `ahead`) and the leaders give us an unstaked
+/// budget: a window's share of that budget at the closed loop's plateau, rounded down (19 of
+/// 20), the pace's streams to it counted too. A 4.0 leader delays the reads past 20.
 const PER_WINDOW: usize = (maxrate::UNSTAKED_BUDGET * maxrate::PLATEAU / 10.0) as usize;
 
 /// Sends due that could not go — no leader would take them, or the node took none of their

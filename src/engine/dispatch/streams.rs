@@ -7,7 +7,7 @@ use std::{borrow::Cow, time::Duration};
 use futures::{StreamExt, future::BoxFuture, stream::FuturesUnordered};
 use tokio::time::Instant;
 
-use super::{CATCH_UP_AFTER, Dispatcher, Hold, PER_WINDOW, Round, SENDS_PER_WAKE, Sent};
+use super::{CATCH_UP_AFTER, Dispatcher, Hold, Round, SENDS_PER_WAKE, Sent};
 use crate::engine::{
     follow::follow,
     leaders::{LeaderBook, Target},
@@ -40,11 +40,6 @@ impl Dispatcher {
             self.last_sent_at = Some(s.at);
         }
         for _ in 0..SENDS_PER_WAKE {
-            let now = Instant::now();
-            if self.made_up_over_budget(leaders, now) {
-                self.pacer.defer(now);
-                break;
-            }
             match self.send_next(store, leaders, hold, &mut streams) {
                 Some(s) => {
                     self.last_sent_at = Some(s.at);
@@ -74,27 +69,6 @@ impl Dispatcher {
             });
         }
         sent
-    }
-
-    /// Whether the send due now is one being made up (owed sends go faster than the pace) and
-    /// would take one of the leaders it goes to past [`PER_WINDOW`] of our streams within a
-    /// budget window, where a 4.0 leader delays the reads of an unstaked address. It waits for
-    /// the window to slide, still owed ([`Pacer::defer`](crate::engine::pacer::Pacer::defer)):
-    /// at up to 194 a second in 20 ms ticks, a late tick put six ticks' sends, 21 streams, in
-    /// one 100 ms (`hostile`, at 418dbbf). At the pace asked for nothing is held here, nor
-    /// under `--rate max`: its closed loop learns a leader's budget from the credit waits, and
-    /// held here its sends went 4% slower in the simulator (186.7 against 195.3 tx/s to one
-    /// leader) and a budget halved by others was no longer found (pacing 114 where it reads
-    /// 100).
-    fn made_up_over_budget(&self, leaders: &LeaderBook, now: Instant) -> bool {
-        self.unstaked
-            && self.pacer.next_at() <= now
-            && self.pacer.catching_up(now)
-            && leaders
-                .targets(now)
-                .iter()
-                .filter_map(|(_, addr)| *addr)
-                .any(|addr| leaders.streams_in_window(addr, now) >= PER_WINDOW)
     }
 
     /// Sends the next transaction, its streams added to `streams`; `None` when there was
