@@ -244,12 +244,7 @@ fn keys_become_commands_and_q_restores_the_terminal() {
 fn sigterm_quits_and_restores_the_terminal() {
     in_terminal(Mode::Running, |s| {
         let out = s.wait_for("Expired");
-        let pid: u32 = out
-            .split("PID ")
-            .nth(1)
-            .and_then(|r| r.split_whitespace().next())
-            .and_then(|p| p.parse().ok())
-            .expect("child pid");
+        let pid = copy_pid(&out);
         let killed = Process::new("kill")
             .args(["-TERM", &pid.to_string()])
             .status()
@@ -273,24 +268,13 @@ fn sigterm_quits_and_restores_the_terminal() {
 fn a_hang_up_ends_the_dashboard_promptly() {
     in_terminal(Mode::Running, |mut s| {
         let out = s.wait_for("Expired");
-        let pid: u32 = out
-            .split("PID ")
-            .nth(1)
-            .and_then(|r| r.split_whitespace().next())
-            .and_then(|p| p.parse().ok())
-            .expect("child pid");
-        let result = result_file(pid);
+        let pid = copy_pid(&out);
         let closed = Instant::now();
         s.child
             .kill()
             .expect("killing script, which holds the terminal");
         let _ = s.child.wait();
-        while running(pid) && closed.elapsed() < Duration::from_secs(10) {
-            thread::sleep(Duration::from_millis(20));
-        }
-        let ended = closed.elapsed();
-        let said = std::fs::read_to_string(&result).unwrap_or_default();
-        let _ = std::fs::remove_file(&result);
+        let (ended, said) = until_ended(pid, closed);
         assert!(
             !running(pid),
             "the dashboard was still running {ended:?} after its terminal hung up; it said {said:?}"
@@ -313,13 +297,7 @@ fn a_hang_up_ends_the_dashboard_promptly() {
 fn sigterm_before_a_hang_up_is_seen_still_ends_cleanly() {
     in_terminal_after(Mode::Running, "trap '' HUP;", |mut s| {
         let out = s.wait_for("Expired");
-        let pid: u32 = out
-            .split("PID ")
-            .nth(1)
-            .and_then(|r| r.split_whitespace().next())
-            .and_then(|p| p.parse().ok())
-            .expect("child pid");
-        let result = result_file(pid);
+        let pid = copy_pid(&out);
         let signal = |sig: &str| {
             let sent = Process::new("kill")
                 .args([sig, &pid.to_string()])
@@ -335,11 +313,7 @@ fn sigterm_before_a_hang_up_is_seen_still_ends_cleanly() {
         let _ = s.child.wait();
         signal("-CONT");
         let closed = Instant::now();
-        while running(pid) && closed.elapsed() < Duration::from_secs(10) {
-            thread::sleep(Duration::from_millis(20));
-        }
-        let said = std::fs::read_to_string(&result).unwrap_or_default();
-        let _ = std::fs::remove_file(&result);
+        let (_, said) = until_ended(pid, closed);
         assert!(!running(pid), "still running; it said {said:?}");
         assert_eq!(said.trim(), "EXIT Interrupted(Terminate) COMMANDS [Stop]");
     });
@@ -369,6 +343,28 @@ fn a_second_hang_up_after_the_dashboard_let_go_does_not_end_the_process() {
         raise_hang_up();
         println!("still running after the second SIGHUP");
     });
+}
+
+/// The copy's process id, which it printed first.
+fn copy_pid(out: &str) -> u32 {
+    out.split("PID ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|p| p.parse().ok())
+        .expect("child pid")
+}
+
+/// Waits (up to 10 s) for the copy `pid` to end; how long after `since` it had, and the line
+/// it left in its result file ("" if none).
+fn until_ended(pid: u32, since: Instant) -> (Duration, String) {
+    while running(pid) && since.elapsed() < Duration::from_secs(10) {
+        thread::sleep(Duration::from_millis(20));
+    }
+    let ended = since.elapsed();
+    let result = result_file(pid);
+    let said = std::fs::read_to_string(&result).unwrap_or_default();
+    let _ = std::fs::remove_file(&result);
+    (ended, said)
 }
 
 /// Process `pid` still runs: it exists and is not a zombie (ended, waiting for a parent to
