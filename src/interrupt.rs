@@ -130,8 +130,8 @@ fn register() -> std::io::Result<()> {
         signal_hook::flag::register_conditional_default(sig, Arc::clone(default))?;
         // Ctrl-C pressed again while a stop is under way ends the process: the user asked
         // twice. Not SIGHUP, which a hang-up can deliver twice (the kernel, then again as the
-        // shell that led the session exits; see `HANGUP_DEFAULT`), nor SIGTERM, which changes nothing a stop is not
-        // already doing.
+        // shell that led the session exits; see `HANGUP_DEFAULT`), nor SIGTERM, which changes
+        // nothing a stop is not already doing.
         let again = Arc::new(AtomicBool::new(false));
         if sig == SIGINT {
             signal_hook::flag::register_conditional_default(sig, Arc::clone(&again))?;

@@ -74,7 +74,8 @@ fn dashboard(mode: Mode) {
         cmds.push(c);
     }
     let line = format!("EXIT {exit:?} COMMANDS {cmds:?}");
-    // A hang-up has pointed standard output at /dev/null: the line goes to a file.
+    // A stop from outside may have pointed standard output (a dead terminal) at /dev/null: the
+    // line goes to a file too.
     if matches!(exit, ui::UiExit::Interrupted(_)) {
         let _ = std::fs::write(result_file(std::process::id()), &line);
     }
@@ -245,11 +246,7 @@ fn sigterm_quits_and_restores_the_terminal() {
     in_terminal(Mode::Running, |s| {
         let out = s.wait_for("Expired");
         let pid = copy_pid(&out);
-        let killed = Process::new("kill")
-            .args(["-TERM", &pid.to_string()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
+        signal(pid, "-TERM");
         let out = s.finish();
         assert!(
             out.contains("EXIT Interrupted(Terminate) COMMANDS [Stop]"),
@@ -298,20 +295,13 @@ fn sigterm_before_a_hang_up_is_seen_still_ends_cleanly() {
     in_terminal_after(Mode::Running, "trap '' HUP;", |mut s| {
         let out = s.wait_for("Expired");
         let pid = copy_pid(&out);
-        let signal = |sig: &str| {
-            let sent = Process::new("kill")
-                .args([sig, &pid.to_string()])
-                .status()
-                .expect("kill");
-            assert!(sent.success(), "kill {sig} {pid}");
-        };
-        signal("-STOP");
-        signal("-TERM");
+        signal(pid, "-STOP");
+        signal(pid, "-TERM");
         s.child
             .kill()
             .expect("killing script, which holds the terminal");
         let _ = s.child.wait();
-        signal("-CONT");
+        signal(pid, "-CONT");
         let closed = Instant::now();
         let (_, said) = until_ended(pid, closed);
         assert!(!running(pid), "still running; it said {said:?}");
@@ -352,6 +342,15 @@ fn copy_pid(out: &str) -> u32 {
         .and_then(|r| r.split_whitespace().next())
         .and_then(|p| p.parse().ok())
         .expect("child pid")
+}
+
+/// Sends the copy `pid` a signal (`kill`'s `-TERM`, `-STOP`, …).
+fn signal(pid: u32, sig: &str) {
+    let sent = Process::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success(), "kill {sig} {pid}");
 }
 
 /// Waits (up to 10 s) for the copy `pid` to end; how long after `since` it had, and the line

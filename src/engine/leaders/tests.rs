@@ -414,8 +414,8 @@ fn the_most_streams_within_100_ms_slides_over_the_sends() {
     );
 }
 
-/// Our streams to an address within the last 100 ms, the count the sends ahead and the making
-/// up of owed sends hold to a leader's budget: a stream leaves the count 100 ms after it went.
+/// Our streams to an address within the last 100 ms, the count the sends ahead hold to a
+/// leader's budget: a stream leaves the count 100 ms after it went.
 #[test]
 fn the_streams_in_the_window_are_those_of_the_last_100_ms() {
     let ls: Vec<Pubkey> = (0..2).map(|_| Pubkey::new_unique()).collect();
