@@ -43,8 +43,9 @@ pub const OPEN_STALL_FLOOR: Duration = Duration::from_millis(1_000);
 /// within 2 s, so an answer is not given up on sooner than that on any link.
 pub const STREAM_DEADLINE_FLOOR: Duration = Duration::from_secs(2);
 /// A 4.0 leader counts an unstaked peer's streams in windows of this length and withholds
-/// credit until the window ends (see `design.md`, "How a 4.0 leader treats senders").
-const BUDGET_WINDOW: Duration = Duration::from_millis(100);
+/// credit until the window ends (see `design.md`, "How a 4.0 leader treats senders";
+/// `solana-streamer` 4.0.0, `stream_throttle.rs`: `STREAM_THROTTLING_INTERVAL`).
+pub const BUDGET_WINDOW: Duration = Duration::from_millis(100);
 
 /// The longest PTO the rules are built on. Agave takes 320 ms as the largest legitimate round
 /// trip; a datagram lost twice on such a link is answered about 1 s late (320 ms + 2 × 9/8 of

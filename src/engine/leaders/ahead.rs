@@ -30,13 +30,13 @@ pub const AHEAD_SLOTS: u64 = 16;
 /// Leaders past the current one whose turn may begin within [`AHEAD_SLOTS`]: the schedule's
 /// window lists at least these (`LeaderBook::window_len`), whatever `--fanout` says.
 pub(super) const AHEAD_TURNS: usize = AHEAD_SLOTS.div_ceil(super::SLOTS_PER_LEADER) as usize;
-/// The span a 4.0 leader counts an unstaked address's streams over. The leader that joins the
-/// pace's targets at the current turn's end takes no send ahead from this long before the
-/// pace's sends reach it (`LeaderBook::turn_end_reach`), so that the two never share one of
-/// its windows and go over its budget: with the sends ahead going on until 150 ms before the
-/// turn's end, the pace's copies to the next leader on a 230 ms link met them, and 9 of 2,000
-/// reads were delayed.
-pub const BUDGET_WINDOW: Duration = Duration::from_millis(100);
+/// The span a 4.0 leader counts an unstaked address's streams over (see `engine::link`). The
+/// leader that joins the pace's targets at the current turn's end takes no send ahead from
+/// this long before the pace's sends reach it (`LeaderBook::turn_end_reach`), so that the two
+/// never share one of its windows and go over its budget: with the sends ahead going on until
+/// 150 ms before the turn's end, the pace's copies to the next leader on a 230 ms link met
+/// them, and 9 of 2,000 reads were delayed.
+pub use crate::engine::link::BUDGET_WINDOW;
 
 /// A leader that may take a send ahead of its turn, and when that turn is.
 #[derive(Clone, Copy, Debug, PartialEq)]
