@@ -15,7 +15,10 @@
 //! before them, and the floor asks nothing of them. In the first matrix with these figures, at
 //! e04bbe2, 24 of txpace's did.)
 
-use std::{collections::HashSet, time::Instant};
+use std::{
+    collections::HashSet,
+    time::{Duration, Instant},
+};
 
 use serde::Serialize;
 use solana_client::rpc_client::RpcClient;
@@ -67,10 +70,13 @@ pub fn dark_slots(
 }
 
 /// The node to cut now: of [`DARK_CANDIDATES`], the one the leader schedule has leading the
-/// most of the next [`DARK_FOR`]'s slots from the slot being processed. The first candidate
-/// when the schedule cannot be read (said on standard error).
-pub fn node_to_cut(chain: &RpcClient, identities: &[Pubkey]) -> usize {
-    let slots = (DARK_FOR.as_millis() as u64).div_ceil(SLOT_MS);
+/// most of the next [`DARK_FOR`]'s slots from the slot being processed, counted at `slot_s`
+/// seconds a slot — as this run measured them so far, for a cluster's slots run longer than
+/// the nominal 400 ms (about 0.5 s on this machine's clusters: 20 slots in the window, not 25,
+/// and the five past it could decide the choice). The nominal length when nothing was
+/// measured. The first candidate when the schedule cannot be read (said on standard error).
+pub fn node_to_cut(chain: &RpcClient, identities: &[Pubkey], slot_s: Option<f64>) -> usize {
+    let slots = slots_in(DARK_FOR, slot_s);
     let upcoming = chain
         .get_slot_with_commitment(CommitmentConfig::processed())
         .and_then(|slot| chain.get_slot_leaders(slot, slots));
@@ -87,6 +93,15 @@ pub fn node_to_cut(chain: &RpcClient, identities: &[Pubkey]) -> usize {
             DARK_CANDIDATES.start
         }
     }
+}
+
+/// Slots in `window` at `slot_s` seconds a slot (the nominal [`SLOT_MS`] when `None` or not a
+/// positive length), at least one.
+fn slots_in(window: Duration, slot_s: Option<f64>) -> u64 {
+    let slot_s = slot_s
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(SLOT_MS as f64 / 1e3);
+    ((window.as_secs_f64() / slot_s).ceil() as u64).max(1)
 }
 
 /// Of `candidates` (node index, identity), the one that leads the most of `upcoming` — the
@@ -137,8 +152,6 @@ pub fn figures(
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
 
     /// Slots 10–21 in turns of 4: A, B (dark), A. B's slots began 400 ms apart from 1.6 s; the
@@ -166,6 +179,18 @@ mod tests {
         // Neither leads: the first, as before the choice existed.
         assert_eq!(busiest(&candidates, &[a; 8]), Some(1));
         assert_eq!(busiest(&[], &[a]), None);
+    }
+
+    /// The window is counted in the run's measured slots: 10 s are 20 slots of 0.5 s, 25 of
+    /// the nominal 0.4 s, and never none.
+    #[test]
+    fn the_window_is_counted_in_measured_slots_else_nominal_ones() {
+        let ten = Duration::from_secs(10);
+        assert_eq!(slots_in(ten, Some(0.5)), 20);
+        assert_eq!(slots_in(ten, None), 25);
+        assert_eq!(slots_in(ten, Some(0.0)), 25);
+        assert_eq!(slots_in(ten, Some(f64::NAN)), 25);
+        assert_eq!(slots_in(ten, Some(1e9)), 1);
     }
 
     #[test]

@@ -311,7 +311,7 @@ fn one(
             };
             let (from, to) = Scenario::dark_window(Duration::from_secs_f64(expected_s));
             sleep_until(start + from);
-            let node = dark::node_to_cut(chain, &identities);
+            let node = dark::node_to_cut(chain, &identities, clock.slot_seconds_so_far());
             cluster.blackhole(node).map_err(err)?;
             let cut_at = Instant::now();
             sleep_until(start + to);

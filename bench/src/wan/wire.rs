@@ -71,6 +71,11 @@ impl SlotClock {
         }
     }
 
+    /// Seconds a slot took over the samples taken so far (`slot_seconds`).
+    pub fn slot_seconds_so_far(&self) -> Option<f64> {
+        slot_seconds(&self.samples.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
     /// Stops sampling; the samples taken, in time order.
     pub fn stop(mut self) -> Vec<(Instant, u64)> {
         self.stop.store(true, Ordering::Relaxed);
