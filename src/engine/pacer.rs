@@ -1,13 +1,14 @@
 //! The one pacer every send goes through — first sends and resends alike — so the wire sees a
-//! steady stream at the target rate and never a burst of retries.
+//! steady stream at the target rate (up to twice it while owed time is made up) and never a
+//! burst of retries.
 //!
 //! Deadlines are absolute (`next += interval`), so timer lateness does not drift the average
 //! rate; but credit is capped at [`MAX_LAG`] worth of sends, so an idle or paused pacer never
 //! "saves up" and then bursts.
 //!
 //! The one exception is time the pace lost: sends due while no leader would take them (an
-//! outage: frozen, unreachable, or a far leader's first handshake) and the places copies for a
-//! leader change took. That time is *owed* ([`Pacer::owe_after`]) and made up afterwards at a faster
+//! outage: frozen, unreachable, or a far leader's first handshake), the places copies for a
+//! leader change took and those resends took ([`Pacer::owe_place`]). That time is *owed* ([`Pacer::owe_after`]) and made up afterwards at a faster
 //! pace ([`Pacer::set_catch_up`]) rather than added to the run's length — stepped up, never a
 //! burst. Time owed with [`Pacer::owe_after`] waits until the moment the caller names (the
 //! streams a leader kept waiting go to it first) while what is owed already goes on being made
@@ -84,6 +85,12 @@ impl Pacer {
     /// Owes `held`, made up from now on.
     fn owe(&mut self, held: Duration) {
         self.owed = (self.owed + held).min(MAX_OWED);
+    }
+
+    /// Owes the place a send took from the pace that was not the pace's to spend (a resend),
+    /// made up from now on.
+    pub fn owe_place(&mut self) {
+        self.owe(self.interval);
     }
 
     /// Owes `held` (sends were due while no leader would take them), made up from `from` on and

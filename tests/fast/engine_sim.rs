@@ -67,6 +67,8 @@ async fn holds_100_and_1000_tx_per_s_within_2_percent_over_10_s_without_bursts()
     }
 }
 
+/// With the pace held strictly (`--no-catch-up`), resends take places of the pace: never more
+/// than the pace in any second, resends included.
 #[tokio::test(start_paused = true)]
 async fn resends_go_through_the_same_pacer() {
     let cluster = SimCluster::new(leaders(1));
@@ -83,6 +85,7 @@ async fn resends_go_through_the_same_pacer() {
     }
     let mut cfg = config(50.0);
     cfg.resend_interval = Duration::from_secs(2);
+    cfg.catch_up = false;
     let h = start(&cluster, cfg, txs);
     let out = h.task.await.expect("engine");
     let c = out.snapshot.counts;
@@ -102,6 +105,56 @@ async fn resends_go_through_the_same_pacer() {
         .filter(|t| t.sends == 2 && t.state == TxState::Confirmed)
         .count();
     assert_eq!(resent, 100);
+}
+
+/// With catch-up (the default), the places resends take are owed and made up: the first sends
+/// behind them keep their schedule. 200 at 50 tx/s, the first 100 lost once and resent 2 s
+/// later, beside the last 100's first sends: the last first send, due at 3.98 s, leaves by
+/// 4.3 s (taking the resends' places it would leave at about 6 s), no faster than the
+/// unstaked ceiling (194 a second: at most 20 streams within any 100 ms).
+#[tokio::test(start_paused = true)]
+async fn the_places_resends_take_are_made_up() {
+    let cluster = SimCluster::new(leaders(1));
+    let txs = cluster.transactions(200, unique_hash());
+    for tx in &txs[..100] {
+        cluster.set_fate(
+            tx.signature,
+            Fate {
+                drop_sends: 1,
+                ..Fate::default()
+            },
+        );
+    }
+    let last = txs[199].signature;
+    let mut cfg = config(50.0);
+    cfg.resend_interval = Duration::from_secs(2);
+    let h = start(&cluster, cfg, txs);
+    let out = h.task.await.expect("engine");
+    let c = out.snapshot.counts;
+    assert_eq!((c.confirmed, c.failed, c.expired), (200, 0, 0));
+    assert_eq!(c.sends, 300, "100 dropped sends resent once each");
+    let sends = cluster.sends();
+    let last_first = sends
+        .iter()
+        .filter(|s| s.signature == last)
+        .map(|s| s.at)
+        .min()
+        .expect("the last transaction was sent");
+    assert!(
+        last_first <= Duration::from_millis(4_300),
+        "the last first send, due at 3.98 s, left at {last_first:?}"
+    );
+    let at: Vec<Duration> = sends.iter().map(|s| s.at).collect();
+    let busiest = (0..at.len())
+        .map(|i| {
+            at[i..]
+                .iter()
+                .take_while(|t| **t < at[i] + Duration::from_millis(100))
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    assert!(busiest <= 20, "{busiest} streams within 100 ms");
 }
 
 #[tokio::test(start_paused = true)]

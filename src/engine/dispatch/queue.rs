@@ -13,6 +13,17 @@ use crate::engine::{
     store::TxStore,
 };
 
+/// What the pace sends next (see [`Dispatcher::pick`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Picked {
+    /// A copy for a leader change, while the copy lane is closed: not owed (see `copies`).
+    Copy,
+    /// A resend due: its place is owed (see `Pacer::owe_place`).
+    Resend,
+    /// A never-sent transaction.
+    First,
+}
+
 impl Dispatcher {
     /// `id` was sent by an earlier run: it is due again one resend interval from now.
     pub(in crate::engine) fn resend_later(&mut self, id: u32, now: Instant) {
@@ -86,7 +97,8 @@ impl Dispatcher {
 
     /// The transaction to send now at the pace to `targets`: a copy for a leader change while
     /// the copy lane is closed (see `copies`), else a resend due with a leader to go to that
-    /// does not hold it already (see `holders`), else the next never-sent one.
+    /// does not hold it already (see `holders`), else the next never-sent one; with which of
+    /// the three it is (a resend's place is owed: see `streams`).
     pub(super) fn pick(
         &mut self,
         now: Instant,
@@ -94,11 +106,11 @@ impl Dispatcher {
         hold: &Hold,
         targets: &[Target],
         leaders: &LeaderBook,
-    ) -> Option<u32> {
+    ) -> Option<(u32, Picked)> {
         if self.copy_rate(now) <= 0.0
             && let Some(id) = self.pop_copy(store, hold)
         {
-            return Some(id);
+            return Some((id, Picked::Copy));
         }
         // Resends first: they are older and closer to expiry.
         while let Some(Reverse((due, id))) = self.resends.peek().copied() {
@@ -136,7 +148,7 @@ impl Dispatcher {
                 self.resends.push(Reverse((now + holders::RECHECK, id)));
                 continue;
             }
-            return Some(id);
+            return Some((id, Picked::Resend));
         }
         // A never-sent transaction may have finished already (expired, or landed through
         // someone else): drop it. One whose blockhash the node does not take now keeps its
@@ -155,7 +167,7 @@ impl Dispatcher {
                         continue;
                     }
                     self.fresh.remove(i);
-                    return Some(id);
+                    return Some((id, Picked::First));
                 }
                 _ => {
                     self.fresh.remove(i);
