@@ -67,13 +67,12 @@ async fn holds_100_and_1000_tx_per_s_within_2_percent_over_10_s_without_bursts()
     }
 }
 
-/// With the pace held strictly (`--no-catch-up`), resends take places of the pace: never more
-/// than the pace in any second, resends included.
-#[tokio::test(start_paused = true)]
-async fn resends_go_through_the_same_pacer() {
+/// 200 transactions at 50 tx/s, the first 100 lost once and resent 2 s later, beside the last
+/// 100's first sends, the pace strict or not (`catch_up`): every one lands, 300 sends. Returns
+/// the cluster, the run, and the last transaction's signature.
+async fn hundred_resent(catch_up: bool) -> (SimCluster, RunOutcome, solana_signature::Signature) {
     let cluster = SimCluster::new(leaders(1));
-    let txs_hash = unique_hash();
-    let txs = cluster.transactions(200, txs_hash);
+    let txs = cluster.transactions(200, unique_hash());
     for tx in &txs[..100] {
         cluster.set_fate(
             tx.signature,
@@ -83,14 +82,22 @@ async fn resends_go_through_the_same_pacer() {
             },
         );
     }
+    let last = txs[199].signature;
     let mut cfg = config(50.0);
     cfg.resend_interval = Duration::from_secs(2);
-    cfg.catch_up = false;
-    let h = start(&cluster, cfg, txs);
-    let out = h.task.await.expect("engine");
+    cfg.catch_up = catch_up;
+    let out = start(&cluster, cfg, txs).task.await.expect("engine");
     let c = out.snapshot.counts;
     assert_eq!((c.confirmed, c.failed, c.expired), (200, 0, 0));
     assert_eq!(c.sends, 300, "100 dropped sends resent once each");
+    (cluster, out, last)
+}
+
+/// With the pace held strictly (`--no-catch-up`), resends take places of the pace: never more
+/// than the pace in any second, resends included.
+#[tokio::test(start_paused = true)]
+async fn resends_go_through_the_same_pacer() {
+    let (cluster, out, _) = hundred_resent(false).await;
     // Never more than the pace allows in any one second, resends included.
     let sends = cluster.sends();
     let last = sends.last().map_or(0, |s| s.at.as_secs());
@@ -108,31 +115,12 @@ async fn resends_go_through_the_same_pacer() {
 }
 
 /// With catch-up (the default), the places resends take are owed and made up: the first sends
-/// behind them keep their schedule. 200 at 50 tx/s, the first 100 lost once and resent 2 s
-/// later, beside the last 100's first sends: the last first send, due at 3.98 s, leaves by
-/// 4.3 s (taking the resends' places it would leave at about 6 s), no faster than the
-/// unstaked ceiling (194 a second: at most 20 streams within any 100 ms).
+/// behind them keep their schedule. In [`hundred_resent`] the last first send, due at 3.98 s,
+/// leaves by 4.3 s (taking the resends' places it would leave at about 6 s), no faster than
+/// the unstaked ceiling (194 a second: at most 20 streams within any 100 ms).
 #[tokio::test(start_paused = true)]
 async fn the_places_resends_take_are_made_up() {
-    let cluster = SimCluster::new(leaders(1));
-    let txs = cluster.transactions(200, unique_hash());
-    for tx in &txs[..100] {
-        cluster.set_fate(
-            tx.signature,
-            Fate {
-                drop_sends: 1,
-                ..Fate::default()
-            },
-        );
-    }
-    let last = txs[199].signature;
-    let mut cfg = config(50.0);
-    cfg.resend_interval = Duration::from_secs(2);
-    let h = start(&cluster, cfg, txs);
-    let out = h.task.await.expect("engine");
-    let c = out.snapshot.counts;
-    assert_eq!((c.confirmed, c.failed, c.expired), (200, 0, 0));
-    assert_eq!(c.sends, 300, "100 dropped sends resent once each");
+    let (cluster, _, last) = hundred_resent(true).await;
     let sends = cluster.sends();
     let last_first = sends
         .iter()
