@@ -103,7 +103,7 @@ impl Dispatcher {
         self.pacer.consume(now);
         // A resend took a first send's place: that place is owed, so that transactions that
         // did not land (a dark leader's, a lossy link's) do not hold back the ones behind them.
-        // Behind a dark node on `txpace-bench wan`'s `mainnet-dark` 103 resends put the last
+        // Behind a dark node on `txpace-bench wan`'s `mainnet-dark` 109 resends put the last
         // first send 0.94 s past its due time. Not during an outage (a hold): what it held up
         // is owed once it ends, the probes' places with it.
         if picked == Picked::Resend && self.held.is_none() {
