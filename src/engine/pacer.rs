@@ -7,10 +7,11 @@
 //! "saves up" and then bursts.
 //!
 //! The one exception is time the pace lost: sends due while no leader would take them (an
-//! outage: frozen, unreachable, or a far leader's first handshake), the places copies for a
-//! leader change took and those resends took ([`Pacer::owe_place`]). That time is *owed* ([`Pacer::owe_after`]) and made up afterwards at a faster
-//! pace ([`Pacer::set_catch_up`]) rather than added to the run's length — stepped up, never a
-//! burst. Time owed with [`Pacer::owe_after`] waits until the moment the caller names (the
+//! outage: frozen, unreachable, or a far leader's first handshake, [`Pacer::owe_after`]) and
+//! the places resends took from first sends ([`Pacer::owe_place`]). (Copies for a leader change
+//! go beside the pace, and through it only when nothing is made up: `dispatch::copies`.) That
+//! time is *owed* and made up afterwards at a faster pace ([`Pacer::set_catch_up`]) rather than
+//! added to the run's length — stepped up, never a burst. Time owed with [`Pacer::owe_after`] waits until the moment the caller names (the
 //! streams a leader kept waiting go to it first) while what is owed already goes on being made
 //! up. Without that, a 10 s freeze cost a paced run 10 s more than a client that sends blindly
 //! into the frozen leader and lets its buffers drain when the leader is back.
