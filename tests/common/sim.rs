@@ -7,6 +7,7 @@ use std::{
         Arc,
         atomic::{AtomicUsize, Ordering},
     },
+    time::Duration,
 };
 
 use futures::future::BoxFuture;
@@ -15,7 +16,7 @@ use solana_pubkey::Pubkey;
 use txpace::engine::{
     self, EngineConfig, EngineHandle,
     net::{Handoff, LinkState, SendError, Transport},
-    sim::SimCluster,
+    sim::{SimCluster, SimSend},
     snapshot::RateTarget,
 };
 use txpace::source::LoadedTx;
@@ -25,6 +26,21 @@ pub fn config(rate: f64) -> EngineConfig {
     let mut cfg = EngineConfig::new(Pubkey::new_unique(), "http://sim/".into());
     cfg.rate = RateTarget::Fixed(rate);
     cfg
+}
+
+/// The most of `sends` a leader finished with within any `span` (a 4.0 leader counts an
+/// unstaked peer's streams in 100 ms windows): what "no burst" is judged by.
+pub fn most_within(sends: &[SimSend], span: Duration) -> usize {
+    let mut at: Vec<Duration> = sends.iter().map(|s| s.at).collect();
+    at.sort_unstable();
+    let (mut most, mut j) = (0, 0);
+    for i in 0..at.len() {
+        while j < at.len() && at[j] < at[i] + span {
+            j += 1;
+        }
+        most = most.max(j - i);
+    }
+    most
 }
 
 /// A blockhash no other test uses.

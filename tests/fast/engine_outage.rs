@@ -8,7 +8,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::sim::{config, leaders, start, unique_hash};
+use common::sim::{config, leaders, most_within, start, unique_hash};
 use txpace::engine::sim::SimCluster;
 
 const N: usize = 1_500;
@@ -64,12 +64,7 @@ async fn through_outage(catch_up: bool) -> Outage {
         .map(|s| s.at - back)
         .min()
         .expect("a stream taken after the outage");
-    let mut at: Vec<u128> = cluster.sends().iter().map(|s| s.at.as_millis()).collect();
-    at.sort_unstable();
-    let busiest_window = (0..at.len())
-        .map(|i| at[i..].iter().take_while(|t| **t < at[i] + 100).count())
-        .max()
-        .unwrap_or(0);
+    let busiest_window = most_within(&cluster.sends(), Duration::from_millis(100));
     Outage {
         owed_during,
         owed_at_end: out.snapshot.rate.owed,

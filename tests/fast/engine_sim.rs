@@ -5,7 +5,7 @@ use crate::common;
 
 use std::{sync::Arc, time::Duration};
 
-use common::sim::{config, leaders, start, start_with_feed, unique_hash};
+use common::sim::{config, leaders, most_within, start, start_with_feed, unique_hash};
 use solana_hash::Hash;
 use tokio::time::Instant;
 use txpace::engine::{
@@ -51,15 +51,7 @@ async fn holds_100_and_1000_tx_per_s_within_2_percent_over_10_s_without_bursts()
             "rate {rate}: {sent} sends in 10 s, expected {expected} ± 2%"
         );
         // No burst: no 100 ms window of the whole run holds more than 1.5 × its share.
-        let at: Vec<Duration> = cluster.sends().iter().map(|s| s.at).collect();
-        let mut most = 0;
-        let mut j = 0;
-        for i in 0..at.len() {
-            while j < at.len() && at[j] < at[i] + Duration::from_millis(100) {
-                j += 1;
-            }
-            most = most.max(j - i);
-        }
+        let most = most_within(&cluster.sends(), Duration::from_millis(100));
         assert!(
             most as f64 <= rate * 0.1 * 1.5,
             "rate {rate}: {most} sends in one 100 ms window"
@@ -132,16 +124,7 @@ async fn the_places_resends_take_are_made_up() {
         last_first <= Duration::from_millis(4_300),
         "the last first send, due at 3.98 s, left at {last_first:?}"
     );
-    let at: Vec<Duration> = sends.iter().map(|s| s.at).collect();
-    let busiest = (0..at.len())
-        .map(|i| {
-            at[i..]
-                .iter()
-                .take_while(|t| **t < at[i] + Duration::from_millis(100))
-                .count()
-        })
-        .max()
-        .unwrap_or(0);
+    let busiest = most_within(&sends, Duration::from_millis(100));
     assert!(busiest <= 20, "{busiest} streams within 100 ms");
 }
 
